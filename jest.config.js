@@ -1,0 +1,25 @@
+/** Unit specs run beside the code; .int-spec and .e2e-spec files need real Kafka and PostgreSQL,
+ * which test/infra/global-setup.ts finds or starts once for the whole run. */
+const { readFileSync } = require('node:fs');
+const swc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
+delete swc.$schema;
+
+module.exports = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  moduleNameMapper: {
+    '^@castlog/domain$': '<rootDir>/libs/domain/src',
+    '^@castlog/event-log$': '<rootDir>/libs/event-log/src',
+    '^@castlog/read-model$': '<rootDir>/libs/read-model/src',
+    '^@castlog/config$': '<rootDir>/libs/config/src',
+    '^@castlog/auth$': '<rootDir>/libs/auth/src',
+    '^@castlog/projection$': '<rootDir>/apps/projector/src/projection',
+  },
+  globalSetup: '<rootDir>/test/infra/global-setup.ts',
+  globalTeardown: '<rootDir>/test/infra/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};
