@@ -1,0 +1,56 @@
+import { CONFIG, Config } from '@castlog/config';
+import { LOG_EVENT_VERSION, LogEvent, RequestOutcome } from '@castlog/domain';
+import { EventLog } from '@castlog/event-log';
+import { Database, OutcomesQuery } from '@castlog/read-model';
+import { DATABASE, EVENT_LOG } from '@castlog/runtime';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Unavailable } from '../http/errors';
+import { OffsetWaiter } from './offset-waiter';
+
+/** The write path: append the request as an event, wait until the projector has applied it
+ * (read-your-writes), and answer the outcome it stored. */
+@Injectable()
+export class AppendService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(AppendService.name);
+  private readonly waiter: OffsetWaiter;
+  private readonly outcomes: OutcomesQuery;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(DATABASE) database: Database,
+    @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+  ) {
+    this.waiter = new OffsetWaiter(database.url, database.dataSource, database.schema);
+    this.outcomes = new OutcomesQuery(database.dataSource, database.schema);
+  }
+
+  onModuleInit(): Promise<void> {
+    return this.waiter.start();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.waiter.close();
+  }
+
+  async request(event: LogEvent, requestId: string): Promise<RequestOutcome> {
+    const retryAfter = this.config.RETRY_AFTER_SECONDS;
+    let position;
+    try {
+      [position] = await this.eventLog.append([
+        { key: event.userId, type: event.type, version: LOG_EVENT_VERSION, eventId: randomUUID(), requestId, value: event },
+      ]);
+    } catch (error) {
+      this.logger.warn(`append failed for request ${requestId}: ${String(error)}`);
+      throw new Unavailable(retryAfter, 'the event log cannot be reached');
+    }
+    if (!position) throw new Unavailable(retryAfter);
+    const applied = await this.waiter.waitFor(position.partition, position.offset, this.config.READ_YOUR_WRITES_TIMEOUT);
+    if (!applied) {
+      throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
+    }
+    const outcome = await this.outcomes.at(position.partition, position.offset);
+    if (!outcome) throw new Unavailable(retryAfter);
+    return outcome;
+  }
+}

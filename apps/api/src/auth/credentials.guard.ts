@@ -1,0 +1,80 @@
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  UnauthorizedException,
+  UseGuards,
+  applyDecorators,
+} from '@nestjs/common';
+import {
+  ApiBasicAuth,
+  ApiBearerAuth,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+  DocumentBuilder,
+} from '@nestjs/swagger';
+import { AuthStore, authenticate } from '@castlog/auth';
+import { errorSchema } from './auth.response';
+import { RateLimitGuard } from './rate-limit.guard';
+
+/** Names of the OpenAPI security schemes (see `addAuthSecuritySchemes`). */
+export const BEARER_SCHEME = 'bearer';
+export const BASIC_SCHEME = 'basic';
+
+/** The request as the guards see it: Fastify's, plus the user id CredentialsGuard sets. */
+export interface AuthenticatedRequest {
+  headers: Record<string, string | string[] | undefined>;
+  userId?: string;
+}
+
+/** Accepts `Authorization: Bearer <token>` (access or CLI token) or `Basic <base64 name:password>`
+ * and puts the user id on `request.userId`; anything else is 401 `User not authorized`. */
+@Injectable()
+export class CredentialsGuard implements CanActivate {
+  constructor(@Inject(AuthStore) private readonly store: AuthStore) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const header = request.headers.authorization;
+    const userId = await authenticate(
+      this.store,
+      typeof header === 'string' ? header : undefined,
+      new Date(),
+    );
+    if (!userId) throw new UnauthorizedException('User not authorized');
+    request.userId = userId;
+    return true;
+  }
+}
+
+/** For a controller or route of the API: credentials, then the per-user rate limit, and the
+ * matching OpenAPI security requirements and error answers. */
+export const Authenticated = () =>
+  applyDecorators(
+    UseGuards(CredentialsGuard, RateLimitGuard),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiBasicAuth(BASIC_SCHEME),
+    ApiUnauthorizedResponse({
+      description: 'Missing, malformed, expired, revoked or wrong credentials',
+      schema: errorSchema('401', 'User not authorized'),
+    }),
+    ApiTooManyRequestsResponse({
+      description: 'Rate limit exceeded; see Retry-After',
+      schema: errorSchema('429', 'Too many requests'),
+    }),
+  );
+
+/** Declares the `bearer` and `basic` security schemes the routes refer to. */
+export function addAuthSecuritySchemes(builder: DocumentBuilder): DocumentBuilder {
+  return builder
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'Token from POST /v1/auth/login, /v1/auth/refresh or `castlog tokens issue`',
+      },
+      BEARER_SCHEME,
+    )
+    .addBasicAuth({ type: 'http', scheme: 'basic', description: 'User name and password' }, BASIC_SCHEME);
+}

@@ -1,0 +1,34 @@
+import { Database, DeletionsQuery } from '@castlog/read-model';
+import { DATABASE } from '@castlog/runtime';
+import { Controller, Get, Inject, Param } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Authenticated } from '../auth/credentials.guard';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { errorSchema } from '../auth/auth.response';
+import { NotFound, ValidationFailed } from '../http/errors';
+import { parsePositiveInteger } from '../http/parse';
+import { DELETION_MESSAGES, DeletionStatusBody } from './deletion.presenter';
+
+@ApiTags('deletions')
+@Authenticated()
+@Controller('v1/deletions')
+export class DeletionsController {
+  private readonly query: DeletionsQuery;
+
+  constructor(@Inject(DATABASE) database: Database) {
+    this.query = new DeletionsQuery(database.dataSource, database.schema);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'The status of a deletion' })
+  @ApiOkResponse({ type: DeletionStatusBody })
+  @ApiResponse({ status: 405, description: 'Input could not be validated', schema: errorSchema('405', 'Input could not be validated') })
+  @ApiNotFoundResponse({ description: 'No such deletion for this user', schema: errorSchema('404', 'Resource not found') })
+  async get(@CurrentUser() userId: string, @Param('id') idParam: string): Promise<DeletionStatusBody> {
+    const deletionId = parsePositiveInteger(idParam, 'id');
+    if (deletionId === undefined) throw new ValidationFailed('id must be an integer >= 1');
+    const status = await this.query.status(userId, deletionId);
+    if (!status) throw new NotFound();
+    return { deletion_id: deletionId, status, message: DELETION_MESSAGES[status] };
+  }
+}

@@ -1,0 +1,58 @@
+import { Config } from '@castlog/config';
+import { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
+import { addAuthSecuritySchemes } from '../auth/credentials.guard';
+import { ErrorBodyFilter, toErrorResponse } from './error-body.filter';
+
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Builds the Fastify-based Nest application around `module`: body limit, request ids, the error
+ * body for every error (including Fastify's own), and the OpenAPI document. */
+export async function createHttpApp(
+  module: Type | DynamicModule,
+  config: Config,
+  logger: LoggerService | false = false,
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: (request: IncomingMessage) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
+    logger,
+    bufferLogs: logger !== false,
+  });
+  app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
+  const fastify = app.getHttpAdapter().getInstance();
+  // Errors raised before a route handler runs (body parsing, body limit) bypass Nest's filters.
+  fastify.setErrorHandler((error, _request, reply) => {
+    const { status, body, headers } = toErrorResponse(error, config.RETRY_AFTER_SECONDS);
+    void reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
+  });
+  fastify.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  setUpOpenApi(app);
+  return app;
+}
+
+export function setUpOpenApi(app: INestApplication): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    addAuthSecuritySchemes(
+      new DocumentBuilder()
+        .setTitle('castlog')
+        .setDescription('Open Podcast API subscriptions, event-sourced. Errors answer {"code","message"}.')
+        .setVersion('1'),
+    ).build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}

@@ -1,0 +1,64 @@
+import { checkFeedUrl, isGuid, normalizeGuid } from '@castlog/domain';
+import { ValidationFailed } from './errors';
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A request body must be a JSON object. */
+export function parseBodyObject(body: unknown): Record<string, unknown> {
+  if (!isObject(body)) throw new ValidationFailed('the body must be a JSON object');
+  return body;
+}
+
+export function parseGuid(value: unknown, name: string): string {
+  if (!isGuid(value)) throw new ValidationFailed(`${name} must be a UUID`);
+  return normalizeGuid(value);
+}
+
+export function parsePositiveInteger(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value) || Number(value) < 1) {
+    throw new ValidationFailed(`${name} must be an integer >= 1`);
+  }
+  return Number(value);
+}
+
+export function parseFeedUrl(value: unknown, name: string): string {
+  const checked = checkFeedUrl(value);
+  if (!checked.ok) throw new ValidationFailed(`${name} must be an absolute http or https URL`);
+  return checked.feedUrl;
+}
+
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/;
+
+/** An RFC 3339 date-time, any offset, optional fraction; without an offset it is UTC. Answers
+ * epoch milliseconds, a finer fraction rounded down (comparisons are strict, on milliseconds). */
+export function parseDateTime(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const match = typeof value === 'string' ? RFC3339.exec(value) : null;
+  if (!match) throw new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+  const [, y, mo, d, h, mi, s, fraction, offset] = match;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as number[];
+  const utc = Date.UTC(year!, month! - 1, day!, hour!, minute!, second!);
+  const check = new Date(utc);
+  if (
+    check.getUTCFullYear() !== year ||
+    check.getUTCMonth() !== month! - 1 ||
+    check.getUTCDate() !== day ||
+    hour! > 23 ||
+    minute! > 59 ||
+    second! > 59
+  ) {
+    throw new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+  }
+  const millis = fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0;
+  let offsetMinutes = 0;
+  if (offset && offset.toUpperCase() !== 'Z') {
+    const sign = offset.startsWith('-') ? -1 : 1;
+    const [oh, om] = offset.slice(1).split(':').map(Number) as [number, number];
+    if (oh > 23 || om > 59) throw new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+    offsetMinutes = sign * (oh * 60 + om);
+  }
+  return utc + millis - offsetMinutes * 60_000;
+}

@@ -1,0 +1,155 @@
+import { CONFIG, Config } from '@castlog/config';
+import { RequestOutcome } from '@castlog/domain';
+import { Database, SubscriptionsQuery } from '@castlog/read-model';
+import { DATABASE } from '@castlog/runtime';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBody,
+  ApiGoneResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AppendService } from '../append/append.service';
+import { Authenticated } from '../auth/credentials.guard';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { DeletionReceiptBody, DELETION_RECEIVED } from '../deletions/deletion.presenter';
+import { errorSchema } from '../auth/auth.response';
+import { Gone, NotFound, Unavailable } from '../http/errors';
+import { parseGuid } from '../http/parse';
+import { BaseUrl, RequestId } from '../http/request-context';
+import {
+  AddResultBody,
+  presentAdded,
+  presentSubscription,
+  presentUpdated,
+  SubscriptionBody,
+  SubscriptionPageBody,
+  UpdateResultBody,
+} from './subscription.presenter';
+import { AddSubscriptionsRequest, parseAddItems, parseListQuery, parseUpdate, UpdateSubscriptionRequest } from './subscriptions.request';
+
+const VALIDATION = { status: 405, description: 'Input could not be validated', schema: errorSchema('405', 'Input could not be validated') };
+const NOT_FOUND = { description: 'No such subscription for this user', schema: errorSchema('404', 'Resource not found') };
+const GONE = { description: 'The subscription has been deleted', schema: errorSchema('410', 'Subscription has been deleted') };
+
+@ApiTags('subscriptions')
+@Authenticated()
+@Controller('v1/subscriptions')
+export class SubscriptionsController {
+  private readonly query: SubscriptionsQuery;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(DATABASE) database: Database,
+    private readonly append: AppendService,
+  ) {
+    this.query = new SubscriptionsQuery(database.dataSource, database.schema);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Add subscriptions', description: 'Adds, matches or reinstates 1..1000 feeds.' })
+  @ApiBody({ type: AddSubscriptionsRequest })
+  @ApiOkResponse({ type: AddResultBody })
+  @ApiResponse(VALIDATION)
+  async add(@CurrentUser() userId: string, @RequestId() requestId: string, @Body() body: unknown) {
+    const items = parseAddItems(body);
+    const outcome = await this.append.request({ type: 'SubscriptionsAddRequested', userId, items }, requestId);
+    if (outcome.kind !== 'Added') throw this.unexpected(outcome);
+    return presentAdded(outcome.success, outcome.failure);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List subscriptions changed since a time', description: 'Pages of at most 100.' })
+  @ApiQuery({ name: 'since', required: false, schema: { type: 'string', format: 'date-time' } })
+  @ApiQuery({ name: 'page', required: false, schema: { type: 'integer', minimum: 1, default: 1 } })
+  @ApiQuery({ name: 'per_page', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } })
+  @ApiOkResponse({ type: SubscriptionPageBody })
+  @ApiResponse(VALIDATION)
+  async list(
+    @CurrentUser() userId: string,
+    @Query() rawQuery: Record<string, unknown>,
+    @BaseUrl() baseUrl: string,
+  ): Promise<SubscriptionPageBody> {
+    const { since, sinceText, page, perPage } = parseListQuery(rawQuery);
+    const result = await this.query.list(userId, since, page, perPage);
+    const link = (target: number) => {
+      const params = new URLSearchParams();
+      if (sinceText !== undefined) params.set('since', sinceText);
+      params.set('page', String(target));
+      params.set('per_page', String(perPage));
+      return `${baseUrl}/v1/subscriptions?${params.toString()}`;
+    };
+    const body: SubscriptionPageBody = {
+      total: result.total,
+      page,
+      per_page: perPage,
+      subscriptions: result.items.map(presentSubscription),
+    };
+    if (page * perPage < result.total) body.next = link(page + 1);
+    if (page > 1) body.previous = link(Math.min(page - 1, Math.max(1, Math.ceil(result.total / perPage))));
+    return body;
+  }
+
+  @Get(':guid')
+  @ApiOperation({ summary: 'Get one subscription by any guid it has had' })
+  @ApiOkResponse({ type: SubscriptionBody })
+  @ApiResponse(VALIDATION)
+  @ApiNotFoundResponse(NOT_FOUND)
+  @ApiGoneResponse(GONE)
+  async get(@CurrentUser() userId: string, @Param('guid') guidParam: string): Promise<SubscriptionBody> {
+    const view = await this.query.get(userId, parseGuid(guidParam, 'guid'));
+    if (!view) throw new NotFound();
+    if (view.deleted !== null) throw new Gone();
+    return presentSubscription(view);
+  }
+
+  @Patch(':guid')
+  @ApiOperation({ summary: 'Change feed_url, guid or is_subscribed' })
+  @ApiBody({ type: UpdateSubscriptionRequest })
+  @ApiOkResponse({ type: UpdateResultBody, description: 'Only the fields that changed' })
+  @ApiResponse(VALIDATION)
+  @ApiNotFoundResponse(NOT_FOUND)
+  @ApiGoneResponse(GONE)
+  async update(
+    @CurrentUser() userId: string,
+    @RequestId() requestId: string,
+    @Param('guid') guidParam: string,
+    @Body() body: unknown,
+  ): Promise<UpdateResultBody> {
+    const guid = parseGuid(guidParam, 'guid');
+    const fields = parseUpdate(body);
+    const outcome = await this.append.request({ type: 'SubscriptionUpdateRequested', userId, guid, ...fields }, requestId);
+    if (outcome.kind === 'NotFound') throw new NotFound();
+    if (outcome.kind === 'Gone') throw new Gone();
+    if (outcome.kind !== 'Updated') throw this.unexpected(outcome);
+    return presentUpdated(outcome.changed);
+  }
+
+  @Delete(':guid')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Request the deletion of a subscription', description: 'Finalized asynchronously.' })
+  @ApiAcceptedResponse({ type: DeletionReceiptBody })
+  @ApiResponse(VALIDATION)
+  @ApiNotFoundResponse(NOT_FOUND)
+  async remove(
+    @CurrentUser() userId: string,
+    @RequestId() requestId: string,
+    @Param('guid') guidParam: string,
+  ): Promise<DeletionReceiptBody> {
+    const guid = parseGuid(guidParam, 'guid');
+    const outcome = await this.append.request({ type: 'DeletionRequested', userId, guid }, requestId);
+    if (outcome.kind === 'NotFound') throw new NotFound();
+    if (outcome.kind !== 'DeletionAccepted') throw this.unexpected(outcome);
+    return { deletion_id: outcome.deletionId, message: DELETION_RECEIVED };
+  }
+
+  private unexpected(outcome: RequestOutcome): Error {
+    return new Unavailable(this.config.RETRY_AFTER_SECONDS, `unexpected outcome ${outcome.kind}`);
+  }
+}

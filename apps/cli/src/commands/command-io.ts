@@ -1,0 +1,69 @@
+import { InvalidCredentialError, UserExistsError, UserNotFoundError } from '@castlog/auth';
+
+/** Where a command writes: process.stdout and process.stderr, or collectors in tests. */
+export interface Output {
+  write(text: string): unknown;
+}
+
+/** Where a command reads: process.stdin, or a Readable in tests. A terminal also has raw mode. */
+export interface Input extends AsyncIterable<string | Buffer> {
+  readonly isTTY?: boolean;
+}
+
+export interface TerminalInput extends Input {
+  readonly isRaw?: boolean;
+  setRawMode(mode: boolean): unknown;
+  setEncoding(encoding: BufferEncoding): unknown;
+  on(event: 'data', listener: (chunk: string) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  removeListener(event: 'data' | 'end', listener: (...args: never[]) => void): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
+export interface CommandIo {
+  readonly stdout: Output;
+  readonly stderr: Output;
+  readonly stdin: Input;
+}
+
+/** An error whose message is meant for the user as it is. */
+export class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** The error as one line, without a stack. */
+export function describeError(error: unknown): string {
+  if (error instanceof UserExistsError) return `user ${error.userName} already exists`;
+  if (error instanceof UserNotFoundError) return `no user ${error.user}`;
+  if (error instanceof CliError || error instanceof InvalidCredentialError) return error.message;
+  if (error instanceof AggregateError && error.errors.length > 0 && !error.message) {
+    return describeError(error.errors[0]);
+  }
+  if (error instanceof Error) {
+    const text = error.message || (error as { code?: string }).code || error.name;
+    return text.replace(/\s*\n\s*/g, '; ').trim();
+  }
+  return String(error);
+}
+
+/** Writes `castlog: <message>` on stderr and answers exit code 1. */
+export function fail(io: Pick<CommandIo, 'stderr'>, error: unknown): number {
+  io.stderr.write(`castlog: ${describeError(error)}\n`);
+  return 1;
+}
+
+/** Runs a command body; any error becomes a one-line message and exit code 1. */
+export async function runCommand(
+  io: Pick<CommandIo, 'stderr'>,
+  body: () => Promise<number>,
+): Promise<number> {
+  try {
+    return await body();
+  } catch (error) {
+    return fail(io, error);
+  }
+}

@@ -1,0 +1,12 @@
+import { ApiModule } from '@castlog/api';
+import { ProjectorModule } from '@castlog/projector';
+import { Runtime, RuntimeModule } from '@castlog/runtime';
+import { DynamicModule, Module } from '@nestjs/common';
+
+/** API, projector and deletion saga in one process. */
+@Module({})
+export class EmbeddedAppModule {
+  static forRuntime(runtime: Runtime): DynamicModule {
+    return { module: EmbeddedAppModule, imports: [RuntimeModule.forRoot(runtime), ApiModule, ProjectorModule] };
+  }
+}

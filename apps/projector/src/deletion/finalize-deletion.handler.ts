@@ -1,0 +1,149 @@
+import { decide, LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
+import { EventLog } from '@castlog/event-log';
+import { Database } from '@castlog/read-model';
+import { DATABASE, EVENT_LOG } from '@castlog/runtime';
+import { Inject, Logger } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { randomUUID } from 'node:crypto';
+import { writeChanges } from '../projection/changes.sql';
+import { quoteIdent, Sql } from '../projection/sql';
+import { loadStates } from '../projection/state.loader';
+import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
+
+interface SagaRow {
+  deletion_id: string;
+  user_id: string;
+  result: 'COMPLETED' | 'FAILED';
+  deleted_at: string | null;
+  reason: string | null;
+  logged: boolean;
+}
+
+/** Finalizes a deletion in two idempotent steps, each keyed by the deletion id:
+ * 1. one transaction runs the cascade (the decider's DeletionCompleted changes) and records the
+ *    saga's result; when it fails, it rolls back whole and the result FAILED is recorded instead;
+ * 2. the result is appended to the log (DeletionCompleted / DeletionFailed) and marked logged.
+ * A crash between the steps leaves an unlogged result, which the recovery sweep appends. */
+@CommandHandler(FinalizeDeletionCommand)
+export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletionCommand> {
+  private readonly logger = new Logger('DeletionSaga');
+  private readonly inFlight = new Set<number>();
+
+  constructor(
+    @Inject(DATABASE) private readonly database: Database,
+    @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+  ) {}
+
+  async execute({ userId, deletionId }: FinalizeDeletionCommand): Promise<FinalizeDeletionResult> {
+    if (this.inFlight.has(deletionId)) return 'ALREADY_FINALIZED';
+    this.inFlight.add(deletionId);
+    try {
+      let row: SagaRow | null;
+      try {
+        row = await this.runCascade(userId, deletionId);
+      } catch (error) {
+        this.logger.warn(`deletion ${deletionId} failed and was rolled back: ${String(error)}`);
+        row = await this.recordFailure(userId, deletionId, error);
+      }
+      if (!row) return 'ALREADY_FINALIZED';
+      await this.logResult(row);
+      return row.result;
+    } finally {
+      this.inFlight.delete(deletionId);
+    }
+  }
+
+  private get s(): string {
+    return quoteIdent(this.database.schema);
+  }
+
+  /** Step 1. Answers the saga row (new or earlier), or null when the deletion is not pending. */
+  private async runCascade(userId: string, deletionId: number): Promise<SagaRow | null> {
+    return this.database.dataSource.transaction(async (manager) => {
+      const sql: Sql = { query: (text, params) => manager.query(text, params) };
+      await sql.query(
+        `INSERT INTO ${this.s}.user_clocks (user_id, last_instant) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
+        [userId],
+      );
+      const [clock] = await sql.query<{ last_instant: string }>(
+        `SELECT last_instant FROM ${this.s}.user_clocks WHERE user_id = $1 FOR UPDATE`,
+        [userId],
+      );
+      const [earlier] = await sql.query<SagaRow>(`SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`, [
+        deletionId,
+      ]);
+      if (earlier) return earlier;
+      const lastInstant = Number(clock?.last_instant ?? 0);
+      const states = await loadStates(
+        sql,
+        this.database.schema,
+        { users: new Set([userId]), guids: [], feedUrls: [], deletionIds: [[userId, deletionId]] },
+        new Map([[userId, lastInstant]]),
+      );
+      const state = states.get(userId);
+      if (state?.deletions.get(deletionId)?.status !== 'PENDING') return null;
+      const deletedAt = Math.max(Date.now(), lastInstant + 1);
+      const event: LogEvent = { type: 'DeletionCompleted', userId, deletionId, deletedAt };
+      const decision = decide(state, { event, sequence: -1 }, deletedAt);
+      await writeChanges(sql, this.database.schema, decision.changes);
+      const [row] = await sql.query<SagaRow>(
+        `INSERT INTO ${this.s}.deletion_saga (deletion_id, user_id, result, deleted_at)
+         VALUES ($1, $2, 'COMPLETED', $3) RETURNING *`,
+        [deletionId, userId, deletedAt],
+      );
+      return row ?? null;
+    });
+  }
+
+  private async recordFailure(userId: string, deletionId: number, error: unknown): Promise<SagaRow | null> {
+    const reason = error instanceof Error ? error.message : String(error);
+    await this.database.dataSource.query(
+      `INSERT INTO ${this.s}.deletion_saga (deletion_id, user_id, result, reason)
+       VALUES ($1, $2, 'FAILED', $3) ON CONFLICT (deletion_id) DO NOTHING`,
+      [deletionId, userId, reason.slice(0, 1000)],
+    );
+    const [row] = await this.database.dataSource.query(`SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`, [
+      deletionId,
+    ]);
+    return (row as SagaRow | undefined) ?? null;
+  }
+
+  /** Step 2: append the result to the log, then mark it logged. */
+  async logResult(row: SagaRow): Promise<void> {
+    if (row.logged) return;
+    const deletionId = Number(row.deletion_id);
+    const event: LogEvent =
+      row.result === 'COMPLETED'
+        ? { type: 'DeletionCompleted', userId: row.user_id, deletionId, deletedAt: Number(row.deleted_at) }
+        : { type: 'DeletionFailed', userId: row.user_id, deletionId, reason: row.reason ?? '' };
+    await this.eventLog.append([
+      {
+        key: row.user_id,
+        type: event.type,
+        version: LOG_EVENT_VERSION,
+        eventId: randomUUID(),
+        requestId: `deletion-${deletionId}`,
+        value: event,
+      },
+    ]);
+    await this.database.dataSource.query(`UPDATE ${this.s}.deletion_saga SET logged = true WHERE deletion_id = $1`, [
+      deletionId,
+    ]);
+  }
+
+  /** What a crash can leave behind: pending deletions the saga never ran, and results it never
+   * logged. */
+  async sweep(run: (userId: string, deletionId: number) => Promise<unknown>): Promise<void> {
+    const unlogged: SagaRow[] = await this.database.dataSource.query(
+      `SELECT * FROM ${this.s}.deletion_saga WHERE NOT logged ORDER BY deletion_id LIMIT 1000`,
+    );
+    for (const row of unlogged) await this.logResult(row);
+    const pending: { user_id: string; deletion_id: string }[] = await this.database.dataSource.query(
+      `SELECT d.user_id, d.deletion_id FROM ${this.s}.deletions d
+        WHERE d.status = 'PENDING'
+          AND NOT EXISTS (SELECT 1 FROM ${this.s}.deletion_saga g WHERE g.deletion_id = d.deletion_id)
+        ORDER BY d.deletion_id LIMIT 1000`,
+    );
+    for (const row of pending) await run(row.user_id, Number(row.deletion_id));
+  }
+}

@@ -1,0 +1,206 @@
+import {
+  checkFeedUrl,
+  Deletion,
+  DeletionStatus,
+  GuidEntry,
+  initialState,
+  isGuid,
+  LogEvent,
+  normalizeGuid,
+  Subscription,
+  UserSubscriptions,
+} from '@castlog/domain';
+import { quoteIdent, Sql } from './sql';
+
+/** What the events of a batch can reach, per user: guids, normalised feed_urls, deletion ids. */
+export interface BatchKeys {
+  readonly guids: [string, string][];
+  readonly feedUrls: [string, string][];
+  readonly deletionIds: [string, number][];
+  readonly users: Set<string>;
+}
+
+export function keysOf(events: readonly LogEvent[]): BatchKeys {
+  const keys: BatchKeys = { guids: [], feedUrls: [], deletionIds: [], users: new Set() };
+  const guid = (userId: string, value: unknown) => {
+    if (isGuid(value)) keys.guids.push([userId, normalizeGuid(value)]);
+  };
+  const feedUrl = (userId: string, value: unknown) => {
+    const checked = checkFeedUrl(value);
+    if (checked.ok) keys.feedUrls.push([userId, checked.normalized]);
+  };
+  for (const event of events) {
+    keys.users.add(event.userId);
+    switch (event.type) {
+      case 'SubscriptionsAddRequested':
+        for (const item of event.items) {
+          guid(event.userId, item.guid);
+          feedUrl(event.userId, item.feedUrl);
+        }
+        break;
+      case 'SubscriptionUpdateRequested':
+        guid(event.userId, event.guid);
+        guid(event.userId, event.newGuid);
+        feedUrl(event.userId, event.newFeedUrl);
+        break;
+      case 'DeletionRequested':
+        guid(event.userId, event.guid);
+        break;
+      case 'DeletionCompleted':
+      case 'DeletionFailed':
+        keys.deletionIds.push([event.userId, event.deletionId]);
+        break;
+      default: {
+        const never: never = event;
+        throw new Error(`unknown event ${JSON.stringify(never)}`);
+      }
+    }
+  }
+  return keys;
+}
+
+interface SubscriptionRow {
+  user_id: string;
+  id: string;
+  feed_url: string;
+  is_subscribed: boolean;
+  subscription_changed: string;
+  guid_changed: string | null;
+  deleted: string | null;
+  merged_into: string | null;
+  deletion_id: string | null;
+}
+
+function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const k = keyOf(row);
+    const group = groups.get(k);
+    if (group) group.push(row);
+    else groups.set(k, [row]);
+  }
+  return groups;
+}
+
+const num = (value: string | null): number | null => (value === null ? null : Number(value));
+
+/** Loads, for every user of the batch, the subscriptions its events can reach (and those they are
+ * merged into), with their guid chains, feed_urls and deletions, and the user's clock. Callers
+ * hold the users' clock rows locked. */
+export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, clocks: Map<string, number>) {
+  const s = quoteIdent(schema);
+  const subscriptions = await sql.query<SubscriptionRow>(
+    `WITH RECURSIVE seed(user_id, id) AS (
+         SELECT g.user_id, g.subscription_id FROM ${s}.subscription_guids g
+           JOIN unnest($1::text[], $2::uuid[]) AS k(user_id, guid) ON g.user_id = k.user_id AND g.guid = k.guid
+         UNION
+         SELECT f.user_id, f.subscription_id FROM ${s}.subscription_feed_urls f
+           JOIN unnest($3::text[], $4::text[]) AS k(user_id, url) ON f.user_id = k.user_id AND f.normalized_feed_url = k.url
+         UNION
+         SELECT d.user_id, d.subscription_id FROM ${s}.deletions d
+           JOIN unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id) ON d.user_id = k.user_id AND d.deletion_id = k.deletion_id
+       ),
+       reach(user_id, id) AS (
+         SELECT user_id, id FROM seed
+         UNION
+         SELECT sub.user_id, sub.merged_into FROM ${s}.subscriptions sub
+           JOIN reach r ON sub.user_id = r.user_id AND sub.id = r.id
+          WHERE sub.merged_into IS NOT NULL
+       )
+     SELECT sub.user_id, sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed,
+            sub.deleted, sub.merged_into, sub.deletion_id
+       FROM ${s}.subscriptions sub JOIN reach r ON sub.user_id = r.user_id AND sub.id = r.id`,
+    [
+      keys.guids.map(([u]) => u),
+      keys.guids.map(([, g]) => g),
+      keys.feedUrls.map(([u]) => u),
+      keys.feedUrls.map(([, f]) => f),
+      keys.deletionIds.map(([u]) => u),
+      keys.deletionIds.map(([, d]) => d),
+    ],
+  );
+  const owners = [subscriptions.map((r) => r.user_id), subscriptions.map((r) => r.id)];
+  const [guidRows, urlRows] = await Promise.all([
+    sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
+      `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_guids g
+         JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
+        ORDER BY g.user_id, g.subscription_id, g.position`,
+      owners,
+    ),
+    sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
+      `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_feed_urls f
+         JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
+      owners,
+    ),
+  ]);
+  const deletionIds = [
+    ...subscriptions.filter((r) => r.deletion_id !== null).map((r) => Number(r.deletion_id)),
+    ...keys.deletionIds.map(([, d]) => d),
+  ];
+  const deletionRows = await sql.query<{
+    deletion_id: string;
+    user_id: string;
+    subscription_id: string;
+    status: DeletionStatus;
+    requested_at: string;
+    finished_at: string | null;
+  }>(`SELECT * FROM ${s}.deletions WHERE deletion_id = ANY($1::bigint[])`, [deletionIds]);
+
+  const key = (userId: string, id: string) => `${userId}\u0000${id}`;
+  const guidsOf = new Map<string, GuidEntry[]>();
+  for (const [k, rows] of groupBy(guidRows, (row) => key(row.user_id, row.subscription_id))) {
+    guidsOf.set(k, rows.map((row) => ({ guid: row.guid, since: Number(row.since) })));
+  }
+  const urlsOf = new Map<string, string[]>();
+  for (const [k, rows] of groupBy(urlRows, (row) => key(row.user_id, row.subscription_id))) {
+    urlsOf.set(k, rows.map((row) => row.normalized_feed_url));
+  }
+
+  const rowsOf = groupBy(subscriptions, (row) => row.user_id);
+  const deletionsOf = groupBy(deletionRows, (row) => row.user_id);
+  const states = new Map<string, UserSubscriptions>();
+  for (const userId of keys.users) {
+    const mine = rowsOf.get(userId) ?? [];
+    const subs = new Map<string, Subscription>();
+    const byGuid = new Map<string, string>();
+    const byFeedUrl = new Map<string, string>();
+    for (const row of mine) {
+      const guids = guidsOf.get(key(userId, row.id)) ?? [];
+      const feedUrls = urlsOf.get(key(userId, row.id)) ?? [];
+      subs.set(row.id, {
+        userId,
+        id: row.id,
+        guids,
+        feedUrl: row.feed_url,
+        feedUrls,
+        isSubscribed: row.is_subscribed,
+        subscriptionChanged: Number(row.subscription_changed),
+        guidChanged: num(row.guid_changed),
+        deleted: num(row.deleted),
+        mergedInto: row.merged_into,
+        deletionId: num(row.deletion_id),
+      });
+      for (const entry of guids) byGuid.set(entry.guid, row.id);
+      for (const url of feedUrls) byFeedUrl.set(url, row.id);
+    }
+    const deletions = new Map<number, Deletion>();
+    for (const row of deletionsOf.get(userId) ?? []) {
+      deletions.set(Number(row.deletion_id), {
+        userId,
+        deletionId: Number(row.deletion_id),
+        subscriptionId: row.subscription_id,
+        status: row.status,
+        requestedAt: Number(row.requested_at),
+        finishedAt: num(row.finished_at),
+      });
+    }
+    states.set(userId, {
+      ...initialState(userId, clocks.get(userId) ?? 0),
+      subscriptions: subs,
+      byGuid,
+      byFeedUrl,
+      deletions,
+    });
+  }
+  return states;
+}

@@ -1,0 +1,296 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../../../test/support/databases';
+import { AuthStore, InvalidCredentialError, UserExistsError, UserNotFoundError } from './auth.store';
+import { authenticate } from './credentials';
+import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables';
+import { hashToken } from './token';
+
+const HOUR = 3_600_000;
+const T0 = new Date('2024-11-23T10:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const basic = (name: string, password: string) =>
+  `Basic ${Buffer.from(`${name}:${password}`, 'utf8').toString('base64')}`;
+
+let url: string;
+let dataSource: DataSource;
+let store: AuthStore;
+
+/** A name no other test uses: tests share one database and never truncate it. */
+const freshName = (prefix = 'user') => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+async function freshUser(password = 'correct horse battery staple') {
+  const user = await store.addUser(freshName(), password);
+  return { ...user, password };
+}
+
+beforeAll(async () => {
+  url = await createTestDatabase('castlog_auth');
+  dataSource = new DataSource({ type: 'postgres', url, migrations: [AuthTables1732400000000], migrationsRun: true });
+  await dataSource.initialize();
+  store = new AuthStore(dataSource);
+});
+
+afterAll(async () => {
+  await dataSource?.destroy();
+});
+
+describe('users', () => {
+  it('are added, listed and removed', async () => {
+    const name = freshName('alice');
+    const added = await store.addUser(name, 'pw');
+    expect(added).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name, createdAt: expect.any(Date) });
+
+    expect(await store.listUsers()).toContainEqual(added);
+    expect(await store.removeUser(name)).toBe(true);
+    expect((await store.listUsers()).map((user) => user.name)).not.toContain(name);
+    expect(await store.removeUser(name)).toBe(false);
+  });
+
+  it('list by name', async () => {
+    const names = (await store.listUsers()).map((user) => user.name);
+    expect(names).toEqual([...names].sort());
+  });
+
+  it('refuse a name that is taken, with UserExistsError', async () => {
+    const { name } = await freshUser();
+    const error = await store.addUser(name, 'other').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UserExistsError);
+    expect(error).toMatchObject({ userName: name });
+    expect((await store.listUsers()).filter((user) => user.name === name)).toHaveLength(1);
+  });
+
+  it('refuse names Basic credentials cannot carry, and empty passwords', async () => {
+    await expect(store.addUser('a:b', 'pw')).rejects.toBeInstanceOf(InvalidCredentialError);
+    await expect(store.addUser('a b', 'pw')).rejects.toBeInstanceOf(InvalidCredentialError);
+    await expect(store.addUser('', 'pw')).rejects.toBeInstanceOf(InvalidCredentialError);
+    await expect(store.addUser(freshName(), '')).rejects.toBeInstanceOf(InvalidCredentialError);
+  });
+
+  it('keep only an scrypt hash of the password', async () => {
+    const user = await freshUser('plain text password');
+    const [row] = await dataSource.query(`SELECT password_hash FROM castlog_auth.users WHERE id = $1`, [user.id]);
+    expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(row.password_hash).not.toContain('plain');
+  });
+});
+
+describe('passwords', () => {
+  it('authenticate the right one only', async () => {
+    const user = await freshUser('pa:ss wörd');
+    expect(await store.authenticatePassword(user.name, 'pa:ss wörd')).toBe(user.id);
+    expect(await store.authenticatePassword(user.name, 'pa:ss word')).toBeNull();
+    expect(await store.authenticatePassword(user.name, '')).toBeNull();
+  });
+
+  it('answer null for an unknown user, after running scrypt all the same', async () => {
+    const started = process.hrtime.bigint();
+    expect(await store.authenticatePassword(freshName('nobody'), 'pw')).toBeNull();
+    // One scrypt with N = 2^15 takes tens of milliseconds; a bare lookup takes about one.
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeGreaterThan(10);
+  });
+});
+
+describe('tokens', () => {
+  it('authenticate their user until they expire', async () => {
+    const user = await freshUser();
+    const issued = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(issued).toEqual({ id: expect.any(String), token: expect.stringMatching(/^cl_/), expiresAt: at(HOUR) });
+
+    expect(await store.authenticateToken(issued.token, T0)).toBe(user.id);
+    expect(await store.authenticateToken(issued.token, at(HOUR - 1))).toBe(user.id);
+    expect(await store.authenticateToken(issued.token, at(HOUR))).toBeNull();
+  });
+
+  it('are stored as SHA-256 hashes only', async () => {
+    const user = await freshUser();
+    const issued = await store.issueToken(user.name, 'access', HOUR);
+    const rows = await dataSource.query(`SELECT * FROM castlog_auth.tokens WHERE id = $1`, [issued.id]);
+    expect(rows).toEqual([expect.objectContaining({ token_hash: hashToken(issued.token), kind: 'access' })]);
+    expect(JSON.stringify(rows)).not.toContain(issued.token);
+  });
+
+  it('are issued by user name or id', async () => {
+    const user = await freshUser();
+    for (const ref of [user.name, user.id, { id: user.id }, { name: user.name }]) {
+      const { token } = await store.issueToken(ref, 'access', HOUR, T0);
+      expect(await store.authenticateToken(token, T0)).toBe(user.id);
+    }
+  });
+
+  it('prefer the user with that id when a bare string is both an id and a name', async () => {
+    const owner = await freshUser();
+    const impostor = await store.addUser(owner.id, 'pw');
+    const { token } = await store.issueToken(owner.id, 'cli', HOUR, T0);
+    expect(await store.authenticateToken(token, T0)).toBe(owner.id);
+    const { token: byName } = await store.issueToken({ name: owner.id }, 'cli', HOUR, T0);
+    expect(await store.authenticateToken(byName, T0)).toBe(impostor.id);
+  });
+
+  it('are not issued for an unknown user', async () => {
+    await expect(store.issueToken(freshName('nobody'), 'cli', HOUR)).rejects.toBeInstanceOf(UserNotFoundError);
+    await expect(store.issueToken(randomUUID(), 'cli', HOUR)).rejects.toBeInstanceOf(UserNotFoundError);
+    await expect(store.issueToken({ id: 'not-a-uuid' }, 'cli', HOUR)).rejects.toBeInstanceOf(UserNotFoundError);
+  });
+
+  it('need a positive lifetime', async () => {
+    const user = await freshUser();
+    await expect(store.issueToken(user.name, 'cli', 0)).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it('stop working when revoked by text, and revoking again still answers true', async () => {
+    const user = await freshUser();
+    const issued = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(await store.revokeToken(issued.token, T0)).toBe(true);
+    expect(await store.authenticateToken(issued.token, T0)).toBeNull();
+    expect(await store.revokeToken(issued.token, at(1))).toBe(true);
+    const [row] = await dataSource.query(`SELECT revoked_at FROM castlog_auth.tokens WHERE id = $1`, [issued.id]);
+    expect(row.revoked_at).toEqual(T0);
+  });
+
+  it('stop working when revoked by id, and only that one', async () => {
+    const user = await freshUser();
+    const revoked = await store.issueToken(user.name, 'cli', HOUR, T0);
+    const kept = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(await store.revokeToken(revoked.id)).toBe(true);
+    expect(await store.authenticateToken(revoked.token, T0)).toBeNull();
+    expect(await store.authenticateToken(kept.token, T0)).toBe(user.id);
+  });
+
+  it('answer false when revoking a token that does not exist', async () => {
+    expect(await store.revokeToken(randomUUID())).toBe(false);
+    expect(await store.revokeToken('cl_' + 'x'.repeat(43))).toBe(false);
+    expect(await store.revokeToken('anything')).toBe(false);
+  });
+
+  it('do not authenticate unknown or malformed tokens', async () => {
+    expect(await store.authenticateToken('cl_' + 'x'.repeat(43), T0)).toBeNull();
+    expect(await store.authenticateToken('', T0)).toBeNull();
+    expect(await store.authenticateToken("' OR 1=1 --", T0)).toBeNull();
+  });
+
+  it('of kind refresh do not authenticate API requests', async () => {
+    const user = await freshUser();
+    const refresh = await store.issueToken(user.name, 'refresh', HOUR, T0);
+    expect(await store.authenticateToken(refresh.token, T0)).toBeNull();
+  });
+
+  it('go with their user when it is removed (cascade)', async () => {
+    const user = await freshUser();
+    const issued = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(await store.removeUser(user.name)).toBe(true);
+    expect(await store.authenticateToken(issued.token, T0)).toBeNull();
+    const rows = await dataSource.query(`SELECT id FROM castlog_auth.tokens WHERE user_id = $1`, [user.id]);
+    expect(rows).toEqual([]);
+  });
+});
+
+describe('login', () => {
+  it('answers a bearer access token and a refresh token for the right password', async () => {
+    const user = await freshUser();
+    const tokens = await store.login(user.name, user.password, HOUR, 30 * 24 * HOUR, T0);
+    expect(tokens).toEqual({
+      access_token: expect.stringMatching(/^cl_[A-Za-z0-9_-]{43}$/),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_token: expect.stringMatching(/^cl_[A-Za-z0-9_-]{43}$/),
+    });
+    expect(await store.authenticateToken(tokens!.access_token, at(HOUR - 1))).toBe(user.id);
+    expect(await store.authenticateToken(tokens!.access_token, at(HOUR))).toBeNull();
+  });
+
+  it('answers null for a wrong password or an unknown user', async () => {
+    const user = await freshUser();
+    expect(await store.login(user.name, 'wrong', HOUR, HOUR)).toBeNull();
+    expect(await store.login(freshName('nobody'), user.password, HOUR, HOUR)).toBeNull();
+  });
+});
+
+describe('refresh', () => {
+  it('rotates: new tokens work, the used refresh token does not work twice', async () => {
+    const user = await freshUser();
+    const first = (await store.login(user.name, user.password, HOUR, 24 * HOUR, T0))!;
+    const second = await store.refresh(first.refresh_token, HOUR, 24 * HOUR, at(1000));
+    expect(second).toEqual({
+      access_token: expect.stringMatching(/^cl_/),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_token: expect.stringMatching(/^cl_/),
+    });
+    expect(second!.refresh_token).not.toBe(first.refresh_token);
+    expect(await store.authenticateToken(second!.access_token, at(1000))).toBe(user.id);
+    expect(await store.refresh(first.refresh_token, HOUR, 24 * HOUR, at(2000))).toBeNull();
+    expect(await store.refresh(second!.refresh_token, HOUR, 24 * HOUR, at(2000))).not.toBeNull();
+  });
+
+  it('lets exactly one of two concurrent uses of one refresh token win', async () => {
+    const user = await freshUser();
+    const { refresh_token } = (await store.login(user.name, user.password, HOUR, HOUR, T0))!;
+    const results = await Promise.all([
+      store.refresh(refresh_token, HOUR, HOUR, at(1)),
+      store.refresh(refresh_token, HOUR, HOUR, at(1)),
+    ]);
+    expect(results.filter((result) => result !== null)).toHaveLength(1);
+  });
+
+  it('refuses an expired or revoked refresh token, an access token, and garbage', async () => {
+    const user = await freshUser();
+    const tokens = (await store.login(user.name, user.password, HOUR, 2 * HOUR, T0))!;
+    expect(await store.refresh(tokens.refresh_token, HOUR, HOUR, at(2 * HOUR))).toBeNull();
+    expect(await store.refresh(tokens.access_token, HOUR, HOUR, T0)).toBeNull();
+    expect(await store.refresh('garbage', HOUR, HOUR, T0)).toBeNull();
+
+    const other = (await store.login(user.name, user.password, HOUR, 2 * HOUR, T0))!;
+    expect(await store.revokeToken(other.refresh_token)).toBe(true);
+    expect(await store.refresh(other.refresh_token, HOUR, HOUR, T0)).toBeNull();
+  });
+});
+
+describe('authenticate (Authorization header)', () => {
+  it('accepts a bearer token and basic credentials', async () => {
+    const user = await freshUser('with:colons');
+    const { token } = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(await authenticate(store, `Bearer ${token}`, T0)).toBe(user.id);
+    expect(await authenticate(store, basic(user.name, 'with:colons'), T0)).toBe(user.id);
+  });
+
+  it('refuses wrong, expired and malformed credentials', async () => {
+    const user = await freshUser();
+    const { token } = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(await authenticate(store, `Bearer ${token}`, at(HOUR))).toBeNull();
+    expect(await authenticate(store, basic(user.name, 'wrong'), T0)).toBeNull();
+    expect(await authenticate(store, `Bearer ${token} extra`, T0)).toBeNull();
+    expect(await authenticate(store, `Token ${token}`, T0)).toBeNull();
+    expect(await authenticate(store, 'Basic !!!', T0)).toBeNull();
+    expect(await authenticate(store, undefined, T0)).toBeNull();
+  });
+});
+
+describe('migration AuthTables1732400000000', () => {
+  it('enforces the token kinds', async () => {
+    const user = await freshUser();
+    await expect(
+      dataSource.query(
+        `INSERT INTO castlog_auth.tokens (user_id, token_hash, kind, expires_at) VALUES ($1, 'h', 'other', now())`,
+        [user.id],
+      ),
+    ).rejects.toThrow(/tokens_kind_check/);
+  });
+
+  it('drops what it created when reverted', async () => {
+    const other = new DataSource({
+      type: 'postgres',
+      url: await createTestDatabase('castlog_auth_down'),
+      migrations: [AuthTables1732400000000],
+      migrationsRun: true,
+    });
+    await other.initialize();
+    try {
+      await other.undoLastMigration();
+      const [row] = await other.query(`SELECT to_regnamespace('castlog_auth') AS schema`);
+      expect(row.schema).toBeNull();
+    } finally {
+      await other.destroy();
+    }
+  });
+});

@@ -1,0 +1,26 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Every castlog token starts with this prefix, so a leaked one is recognisable (secret scanners). */
+export const TOKEN_PREFIX = 'cl_';
+
+export const TOKEN_KINDS = ['access', 'refresh', 'cli'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+const TOKEN_BYTES = 32;
+/** `cl_` plus 32 random bytes in base64url (43 characters, no padding). */
+const TOKEN_SHAPE = /^cl_[A-Za-z0-9_-]{43}$/;
+
+/** A new random token. Only its hash is ever stored. */
+export function generateToken(): string {
+  return `${TOKEN_PREFIX}${randomBytes(TOKEN_BYTES).toString('base64url')}`;
+}
+
+/** The stored form of a token: SHA-256, hex. The token has 256 random bits, so a fast hash is enough. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** True when the text has the shape of a token this service issues. */
+export function isTokenShaped(text: string): boolean {
+  return TOKEN_SHAPE.test(text);
+}

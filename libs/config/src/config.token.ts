@@ -1,0 +1,2 @@
+/** Nest injection token for the loaded `Config`. */
+export const CONFIG = Symbol('CONFIG');

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m|h|d)?$/, 'must be a duration such as 500ms, 30s, 5m, 12h or 30d')
+  .transform(parseDuration);
+
+export function parseDuration(text: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text.trim());
+  if (!match) throw new Error(`not a duration: ${text}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms'] ?? 1;
+  return Number(match[1]) * unit;
+}
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/** Every setting, its default and its check. docs/configuration.md documents the same table. */
+export const configSchema = z.object({
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CASTLOG_DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATABASE_POOL_SIZE: int(1, 1000).default(10),
+  READ_MODEL_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
+    .default('castlog'),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^,\s]+(,[^,\s]+)*$/, 'must be a comma-separated list of host:port')
+    .optional(),
+  KAFKA_TOPIC: z.string().min(1).default('castlog.subscriptions'),
+  KAFKA_PARTITIONS: int(1, 10_000).default(12),
+  KAFKA_REPLICATION_FACTOR: int(1, 100).default(1),
+  KAFKA_CLIENT_ID: z.string().min(1).default('castlog'),
+  PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
+  PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
+  READ_YOUR_WRITES_TIMEOUT: duration.default('5s'),
+  RETRY_AFTER_SECONDS: int(1, 3600).default(1),
+  RATE_LIMIT_PER_MINUTE: int(0).default(600),
+  BODY_LIMIT_BYTES: int(1024).default(1024 * 1024),
+  ACCESS_TOKEN_TTL: duration.default('1h'),
+  REFRESH_TOKEN_TTL: duration.default('30d'),
+  CLI_TOKEN_TTL: duration.default('365d'),
+  SHUTDOWN_TIMEOUT: duration.default('15s'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Reads and checks the configuration; a bad value names the variable and what is wrong. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

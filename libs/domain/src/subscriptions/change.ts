@@ -1,0 +1,24 @@
+import { Guid, UserId } from '../events/log-event';
+import { Instant } from '../time';
+import { Deletion, Subscription } from './subscription';
+
+/** What a decision changes. Each kind maps to one set-based statement per batch, and a replay
+ * folds the same values with `evolve`. Rows are whole: a later change of the same key in one
+ * batch supersedes an earlier one. */
+export type Change =
+  | { readonly kind: 'SubscriptionSaved'; readonly subscription: Subscription }
+  | {
+      readonly kind: 'GuidRecorded';
+      readonly userId: UserId;
+      readonly guid: Guid;
+      readonly subscriptionId: Guid;
+      readonly since: Instant;
+    }
+  | {
+      readonly kind: 'FeedUrlRecorded';
+      readonly userId: UserId;
+      readonly normalizedFeedUrl: string;
+      readonly subscriptionId: Guid;
+    }
+  | { readonly kind: 'DeletionSaved'; readonly deletion: Deletion }
+  | { readonly kind: 'ClockAdvanced'; readonly userId: UserId; readonly lastInstant: Instant };

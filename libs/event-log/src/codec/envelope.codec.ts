@@ -1,0 +1,66 @@
+import { LOG_EVENT_TYPES, LOG_EVENT_VERSION, LogEvent, LogEventType } from '@castlog/domain';
+import { z } from 'zod';
+
+const guid = z.string().uuid();
+const userId = z.string().min(1);
+
+/** The JSON schema of each event value, checked when writing and when reading. */
+const eventSchemas: Record<LogEventType, z.ZodType<LogEvent>> = {
+  SubscriptionsAddRequested: z.object({
+    type: z.literal('SubscriptionsAddRequested'),
+    userId,
+    items: z
+      .array(z.object({ feedUrl: z.unknown(), guid: z.unknown().optional(), candidateGuid: guid }))
+      .min(1)
+      .max(1000),
+  }),
+  SubscriptionUpdateRequested: z.object({
+    type: z.literal('SubscriptionUpdateRequested'),
+    userId,
+    guid,
+    newFeedUrl: z.string().optional(),
+    newGuid: guid.optional(),
+    isSubscribed: z.boolean().optional(),
+  }),
+  DeletionRequested: z.object({ type: z.literal('DeletionRequested'), userId, guid }),
+  DeletionCompleted: z.object({
+    type: z.literal('DeletionCompleted'),
+    userId,
+    deletionId: z.number().int().nonnegative(),
+    deletedAt: z.number().int().nonnegative(),
+  }),
+  DeletionFailed: z.object({
+    type: z.literal('DeletionFailed'),
+    userId,
+    deletionId: z.number().int().nonnegative(),
+    reason: z.string(),
+  }),
+} as Record<LogEventType, z.ZodType<LogEvent>>;
+
+export class MalformedEventError extends Error {}
+
+export interface EventHeaders {
+  readonly type: string;
+  readonly version: number;
+  readonly eventId: string;
+  readonly requestId: string;
+}
+
+/** Checks an event against its schema and the header type. */
+export function checkEvent(headers: EventHeaders, value: unknown): LogEvent {
+  if (!(LOG_EVENT_TYPES as readonly string[]).includes(headers.type)) {
+    throw new MalformedEventError(`unknown event type ${headers.type}`);
+  }
+  if (headers.version !== LOG_EVENT_VERSION) {
+    throw new MalformedEventError(`${headers.type} version ${headers.version} is not supported`);
+  }
+  const parsed = eventSchemas[headers.type as LogEventType].safeParse(value);
+  if (!parsed.success || (parsed.data as LogEvent).type !== headers.type) {
+    throw new MalformedEventError(`${headers.type} does not match its schema: ${parsed.error?.message ?? 'type'}`);
+  }
+  return value as LogEvent;
+}
+
+export const encodeValue = (value: LogEvent): string => JSON.stringify(value);
+
+export const decodeValue = (headers: EventHeaders, text: string): LogEvent => checkEvent(headers, JSON.parse(text));

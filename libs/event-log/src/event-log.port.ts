@@ -1,0 +1,63 @@
+import { LogEvent, LogEventType } from '@castlog/domain';
+
+/** What the API (or the saga) appends: one event, keyed by user id so one user's events are
+ * totally ordered in one partition. */
+export interface EventEnvelope {
+  readonly key: string;
+  readonly type: LogEventType;
+  readonly version: number;
+  readonly eventId: string;
+  readonly requestId: string;
+  readonly value: LogEvent;
+}
+
+export interface LogPosition {
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** An envelope read back, with its position and the log's append time (epoch ms). */
+export interface LogRecord extends EventEnvelope, LogPosition {
+  readonly timestamp: number;
+}
+
+/** Records of one partition, in offset order. */
+export interface LogBatch {
+  readonly partition: number;
+  readonly records: readonly LogRecord[];
+}
+
+export interface ConsumeOptions {
+  /** Names the consumer group (Kafka) or the reader (table log). */
+  readonly group: string;
+  /** Where to start an assigned partition: the next offset the caller has not applied. */
+  readonly startFrom: (partition: number) => Promise<number>;
+  /** Applies one batch; the consumer moves past it only when this resolves. A rejection stops
+   * the consumer (the caller decides whether to restart): nothing is skipped. */
+  readonly handle: (batch: LogBatch) => Promise<void>;
+  readonly maxBatchSize?: number;
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface RunningConsumer {
+  /** Stops after the batch in hand has been handled. */
+  stop(): Promise<void>;
+}
+
+/** The event log port. Two adapters: Kafka (scaled mode) and a PostgreSQL table (embedded). */
+export interface EventLog {
+  readonly partitions: number;
+  /** Appends all envelopes durably; answers each one's position, in input order. */
+  append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]>;
+  consume(options: ConsumeOptions): Promise<RunningConsumer>;
+  /** The next offset to be written in each partition, i.e. the log's end right now. */
+  endOffsets(): Promise<Map<number, number>>;
+  /** Reads every record from `from` (default 0 in every partition) up to the end offsets taken
+   * when the call starts, batch by batch, in offset order within each partition. */
+  readToEnd(handle: (batch: LogBatch) => Promise<void>, from?: Map<number, number>): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A positive number unique across the log that depends only on a record's position. */
+export const sequenceOf = (position: LogPosition, partitions: number): number =>
+  position.offset * partitions + position.partition + 1;

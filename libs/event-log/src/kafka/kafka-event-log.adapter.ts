@@ -1,0 +1,282 @@
+import { Admin, Consumer, IHeaders, Kafka, KafkaMessage, logLevel, Partitioners, Producer } from 'kafkajs';
+import { randomUUID } from 'node:crypto';
+import { decodeValue, encodeValue, EventHeaders } from '../codec/envelope.codec';
+import { ConsumeOptions, EventEnvelope, EventLog, LogBatch, LogPosition, LogRecord, RunningConsumer } from '../event-log.port';
+import { GroupCommit } from '../group-commit';
+
+export interface KafkaEventLogOptions {
+  readonly brokers: readonly string[];
+  readonly topic: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly clientId: string;
+  readonly log?: (level: 'error' | 'warn' | 'info', message: string, extra?: object) => void;
+}
+
+/** Largest event a 1 MiB request produces is about 1.1 MiB; the topic, the producer's batches and
+ * the consumer's fetches all allow well above that. */
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+const MAX_BATCH_MESSAGES = 5000;
+
+/** The key → partition mapping Kafka's Java clients use (murmur2), fixed here so the adapter can
+ * give each caller its own offset from the batch's base offset. */
+const partitionerFor = (partitions: number) => {
+  const partitioner = Partitioners.DefaultPartitioner();
+  const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
+    partitionId,
+    leader: 0,
+    replicas: [0],
+    isr: [0],
+    partitionErrorCode: 0,
+  }));
+  return (key: string) => partitioner({ topic: '', partitionMetadata, message: { key, value: null } });
+};
+
+const header = (headers: IHeaders | undefined, name: string): string => {
+  const value = headers?.[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? '' : first.toString();
+};
+
+export class KafkaEventLog implements EventLog {
+  readonly partitions: number;
+  private readonly kafka: Kafka;
+  private readonly producer: Producer;
+  private readonly admin: Admin;
+  private readonly partitionOf: (key: string) => number;
+  private readonly consumers = new Set<Consumer>();
+  private readonly appends: GroupCommit<EventEnvelope, LogPosition>;
+
+  private constructor(private readonly options: KafkaEventLogOptions) {
+    this.partitions = options.partitions;
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      logLevel: logLevel.WARN,
+      logCreator:
+        () =>
+        ({ level, log }) => {
+          const { message, ...extra } = log;
+          if (level <= logLevel.WARN) options.log?.(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
+        },
+      retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5000 },
+    });
+    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.admin = this.kafka.admin();
+    this.partitionOf = partitionerFor(options.partitions);
+    this.appends = new GroupCommit((envelopes) => this.send(envelopes), {
+      maxItems: MAX_BATCH_MESSAGES,
+      maxBytes: MAX_BATCH_BYTES,
+      sizeOf: (envelope) => JSON.stringify(envelope.value).length + 200,
+    });
+  }
+
+  /** Connects, and creates the topic when it does not exist (never by broker auto-creation). */
+  static async open(options: KafkaEventLogOptions): Promise<KafkaEventLog> {
+    const log = new KafkaEventLog(options);
+    await log.admin.connect();
+    await log.ensureTopic();
+    await log.producer.connect();
+    return log;
+  }
+
+  private async ensureTopic(): Promise<void> {
+    const { topic, partitions, replicationFactor } = this.options;
+    const existing = await this.admin.fetchTopicMetadata({ topics: [] });
+    const found = existing.topics.find((t) => t.name === topic);
+    if (found) {
+      if (found.partitions.length !== partitions) {
+        throw new Error(
+          `topic ${topic} has ${found.partitions.length} partitions but KAFKA_PARTITIONS is ${partitions}: keys would move`,
+        );
+      }
+      return;
+    }
+    await this.admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        {
+          topic,
+          numPartitions: partitions,
+          replicationFactor,
+          configEntries: [
+            { name: 'retention.ms', value: '-1' },
+            { name: 'retention.bytes', value: '-1' },
+            { name: 'message.timestamp.type', value: 'LogAppendTime' },
+            { name: 'max.message.bytes', value: String(MAX_MESSAGE_BYTES) },
+            { name: 'min.insync.replicas', value: String(Math.min(2, replicationFactor)) },
+          ],
+        },
+      ],
+    });
+  }
+
+  append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
+    return this.appends.submit(envelopes);
+  }
+
+  private async send(envelopes: EventEnvelope[]): Promise<LogPosition[]> {
+    const partitions = envelopes.map((envelope) => this.partitionOf(envelope.key));
+    const indexInPartition = new Map<number, number>();
+    const indexes = partitions.map((partition) => {
+      const index = indexInPartition.get(partition) ?? 0;
+      indexInPartition.set(partition, index + 1);
+      return index;
+    });
+    const metadata = await this.producer.send({
+      topic: this.options.topic,
+      acks: -1,
+      messages: envelopes.map((envelope, i) => ({
+        key: envelope.key,
+        partition: partitions[i],
+        value: encodeValue(envelope.value),
+        headers: {
+          type: envelope.type,
+          version: String(envelope.version),
+          eventId: envelope.eventId,
+          requestId: envelope.requestId,
+        },
+      })),
+    });
+    const baseOffsets = new Map(metadata.map((m) => [m.partition, Number(m.baseOffset)]));
+    return envelopes.map((_, i) => {
+      const partition = partitions[i] as number;
+      const base = baseOffsets.get(partition);
+      if (base === undefined) throw new Error(`kafka answered no offset for partition ${partition}`);
+      return { partition, offset: base + (indexes[i] as number) };
+    });
+  }
+
+  private toRecord(partition: number, message: KafkaMessage): LogRecord {
+    const headers: EventHeaders = {
+      type: header(message.headers, 'type'),
+      version: Number(header(message.headers, 'version')),
+      eventId: header(message.headers, 'eventId'),
+      requestId: header(message.headers, 'requestId'),
+    };
+    const value = decodeValue(headers, message.value?.toString() ?? 'null');
+    return {
+      ...headers,
+      type: value.type,
+      key: message.key?.toString() ?? '',
+      value,
+      partition,
+      offset: Number(message.offset),
+      timestamp: Number(message.timestamp),
+    };
+  }
+
+  async consume(options: ConsumeOptions): Promise<RunningConsumer> {
+    const consumer = this.kafka.consumer({
+      groupId: options.group,
+      maxBytesPerPartition: MAX_MESSAGE_BYTES,
+      maxBytes: 2 * MAX_MESSAGE_BYTES,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      allowAutoTopicCreation: false,
+    });
+    this.consumers.add(consumer);
+    const { topic } = this.options;
+    // Kafka's committed offsets are only a hint: on every assignment, seek to the caller's.
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const assigned = payload.memberAssignment[topic] ?? [];
+      for (const partition of assigned) {
+        options
+          .startFrom(partition)
+          .then((offset) => consumer.seek({ topic, partition, offset: String(offset) }))
+          .catch((error: unknown) => options.onError?.(error));
+      }
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => options.onError?.(payload.error));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: true,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: Math.min(this.partitions, 4),
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }) => {
+        const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
+        for (let start = 0; start < batch.messages.length; start += max) {
+          if (!isRunning() || isStale()) return;
+          const slice = batch.messages.slice(start, start + max);
+          const logBatch: LogBatch = {
+            partition: batch.partition,
+            records: slice.map((message) => this.toRecord(batch.partition, message)),
+          };
+          await options.handle(logBatch);
+          const last = slice[slice.length - 1];
+          if (last) resolveOffset(last.offset);
+          await heartbeat();
+          await commitOffsetsIfNecessary();
+        }
+      },
+    });
+    return {
+      stop: async () => {
+        await consumer.disconnect();
+        this.consumers.delete(consumer);
+      },
+    };
+  }
+
+  async endOffsets(): Promise<Map<number, number>> {
+    const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
+    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+  }
+
+  async readToEnd(handle: (batch: LogBatch) => Promise<void>, from?: Map<number, number>): Promise<void> {
+    const end = await this.endOffsets();
+    const remaining = new Set([...end].filter(([p, high]) => high > (from?.get(p) ?? 0)).map(([p]) => p));
+    if (remaining.size === 0) return;
+    const consumer = this.kafka.consumer({
+      groupId: `castlog-reader-${randomUUID()}`,
+      maxBytesPerPartition: MAX_MESSAGE_BYTES,
+      maxBytes: 4 * MAX_MESSAGE_BYTES,
+    });
+    const { topic } = this.options;
+    let failure: unknown;
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await new Promise<void>((resolve) => {
+        consumer.on(consumer.events.GROUP_JOIN, () => {
+          for (const [partition] of end) consumer.seek({ topic, partition, offset: String(from?.get(partition) ?? 0) });
+        });
+        void consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+            if (failure || !remaining.has(batch.partition)) return;
+            const high = end.get(batch.partition) ?? 0;
+            const messages = batch.messages.filter((m) => Number(m.offset) < high);
+            try {
+              if (messages.length > 0) {
+                await handle({ partition: batch.partition, records: messages.map((m) => this.toRecord(batch.partition, m)) });
+                resolveOffset(messages[messages.length - 1]!.offset);
+              }
+            } catch (error) {
+              failure = error;
+              resolve();
+              return;
+            }
+            await heartbeat();
+            const last = messages[messages.length - 1];
+            if (last && Number(last.offset) >= high - 1) remaining.delete(batch.partition);
+            if (remaining.size === 0) resolve();
+          },
+        });
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    if (failure) throw failure;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((consumer) => consumer.disconnect()));
+    this.consumers.clear();
+    await this.producer.disconnect();
+    await this.admin.disconnect();
+  }
+}

@@ -1,0 +1,175 @@
+import { Pool, PoolClient } from 'pg';
+import { checkEvent } from '../codec/envelope.codec';
+import { ConsumeOptions, EventEnvelope, EventLog, LogBatch, LogPosition, LogRecord, RunningConsumer } from '../event-log.port';
+import { GroupCommit } from '../group-commit';
+
+const CHANNEL = 'castlog_log_appended';
+/** Serialises appenders so sequence numbers commit in order and readers never skip a gap. */
+const APPEND_LOCK = 0x6361_7374;
+const POLL_FALLBACK_MS = 1000;
+
+interface EventRow {
+  seq: string;
+  key: string;
+  type: string;
+  version: number;
+  event_id: string;
+  request_id: string;
+  value: unknown;
+  appended_at: string;
+}
+
+/** The event log stored in a PostgreSQL table (`castlog_log.events`), for the embedded mode.
+ * One partition; the offset is the row's sequence number; append time is raised to stay
+ * monotonic, as Kafka's LogAppendTime is. */
+export class PostgresEventLog implements EventLog {
+  readonly partitions = 1;
+  private readonly appends: GroupCommit<EventEnvelope, LogPosition>;
+  private readonly stops = new Set<() => Promise<void>>();
+
+  constructor(private readonly pool: Pool) {
+    this.appends = new GroupCommit((envelopes) => this.insert(envelopes), {
+      maxItems: 5000,
+      maxBytes: 8 * 1024 * 1024,
+      sizeOf: (envelope) => JSON.stringify(envelope.value).length + 200,
+    });
+  }
+
+  append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
+    for (const envelope of envelopes) checkEvent(envelope, envelope.value);
+    return this.appends.submit(envelopes);
+  }
+
+  private async insert(envelopes: EventEnvelope[]): Promise<LogPosition[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
+      const { rows } = await client.query<{ last_seq: string | null; last_at: string | null; now: string }>(
+        `SELECT last.seq AS last_seq, last.appended_at AS last_at,
+                (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now
+           FROM (SELECT 1) AS one
+           LEFT JOIN (SELECT seq, appended_at FROM castlog_log.events ORDER BY seq DESC LIMIT 1) AS last ON true`,
+      );
+      const row = rows[0];
+      const first = row?.last_seq == null ? 0 : Number(row.last_seq) + 1;
+      const appendedAt = Math.max(Number(row?.now ?? 0), Number(row?.last_at ?? 0));
+      await client.query(
+        `INSERT INTO castlog_log.events (seq, key, type, version, event_id, request_id, value, appended_at)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::uuid[], $6::text[], $7::jsonb[], $8::bigint[])`,
+        [
+          envelopes.map((_, i) => first + i),
+          envelopes.map((e) => e.key),
+          envelopes.map((e) => e.type),
+          envelopes.map((e) => e.version),
+          envelopes.map((e) => e.eventId),
+          envelopes.map((e) => e.requestId),
+          envelopes.map((e) => JSON.stringify(e.value)),
+          envelopes.map(() => appendedAt),
+        ],
+      );
+      await client.query(`SELECT pg_notify($1, $2)`, [CHANNEL, String(first + envelopes.length)]);
+      await client.query('COMMIT');
+      return envelopes.map((_, i) => ({ partition: 0, offset: first + i }));
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async read(client: Pool | PoolClient, from: number, until: number, limit: number): Promise<LogRecord[]> {
+    const { rows } = await client.query<EventRow>(
+      `SELECT seq, key, type, version, event_id, request_id, value, appended_at
+         FROM castlog_log.events WHERE seq >= $1 AND seq < $2 ORDER BY seq LIMIT $3`,
+      [from, until, limit],
+    );
+    return rows.map((row) => {
+      const headers = { type: row.type, version: row.version, eventId: row.event_id, requestId: row.request_id };
+      const value = checkEvent(headers, row.value);
+      return {
+        ...headers,
+        type: value.type,
+        key: row.key,
+        value,
+        partition: 0,
+        offset: Number(row.seq),
+        timestamp: Number(row.appended_at),
+      };
+    });
+  }
+
+  async consume(options: ConsumeOptions): Promise<RunningConsumer> {
+    const listener = await this.pool.connect();
+    let wake: (() => void) | undefined;
+    const onNotification = () => wake?.();
+    listener.on('notification', onNotification);
+    await listener.query(`LISTEN ${CHANNEL}`);
+    let running = true;
+    let next = await options.startFrom(0);
+    const limit = options.maxBatchSize ?? 2000;
+
+    const loop = (async () => {
+      while (running) {
+        let records: LogRecord[];
+        try {
+          records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
+          if (records.length > 0) {
+            const batch: LogBatch = { partition: 0, records };
+            await options.handle(batch);
+            next = (records[records.length - 1] as LogRecord).offset + 1;
+            continue;
+          }
+        } catch (error) {
+          options.onError?.(error);
+          running = false;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_FALLBACK_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+    })();
+
+    const stop = async () => {
+      running = false;
+      wake?.();
+      await loop;
+      listener.off('notification', onNotification);
+      await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
+      listener.release();
+      this.stops.delete(stop);
+    };
+    this.stops.add(stop);
+    return { stop };
+  }
+
+  async endOffsets(): Promise<Map<number, number>> {
+    const { rows } = await this.pool.query<{ next: string }>(
+      `SELECT coalesce(max(seq) + 1, 0) AS next FROM castlog_log.events`,
+    );
+    return new Map([[0, Number(rows[0]?.next ?? 0)]]);
+  }
+
+  async readToEnd(handle: (batch: LogBatch) => Promise<void>, from?: Map<number, number>): Promise<void> {
+    const end = (await this.endOffsets()).get(0) ?? 0;
+    let next = from?.get(0) ?? 0;
+    while (next < end) {
+      const records = await this.read(this.pool, next, end, 5000);
+      if (records.length === 0) break;
+      await handle({ partition: 0, records });
+      next = (records[records.length - 1] as LogRecord).offset + 1;
+    }
+  }
+
+  /** Stops the readers; the pool belongs to the caller. */
+  async close(): Promise<void> {
+    await Promise.all([...this.stops].map((stop) => stop()));
+  }
+}

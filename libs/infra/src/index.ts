@@ -1,0 +1,3 @@
+export * from './embedded-postgres';
+export * from './local-kafka';
+export * from './free-port';

@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** True while `pid` runs and (where /proc exists) its command line contains `marker`, so a pid reused
+ * by an unrelated process, or a zombie, counts as gone. */
+export function isAlive(pid: number, marker: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+/** Sends `signal`, waits up to `graceMs` for the process to go, then sends `force` and waits again. */
+export async function stopProcess(
+  pid: number,
+  marker: string,
+  signal: NodeJS.Signals,
+  graceMs: number,
+  force: NodeJS.Signals,
+): Promise<void> {
+  for (const [sig, waitMs] of [
+    [signal, graceMs],
+    [force, 10_000],
+  ] as const) {
+    if (!isAlive(pid, marker)) return;
+    process.kill(pid, sig);
+    const deadline = Date.now() + waitMs;
+    while (Date.now() < deadline) {
+      if (!isAlive(pid, marker)) return;
+      await sleep(100);
+    }
+  }
+  throw new Error(`process ${pid} did not exit after ${signal} and ${force}`);
+}
+
+/** Polls `probe` every 250 ms until it answers true, `exited` reports the process gone, or the deadline. */
+export async function pollUntil(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<boolean>,
+  exited: () => string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const gone = exited();
+    if (gone) throw new Error(`${what} exited before it was ready (${gone})`);
+    if (await probe()) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not answer within ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
+export interface Daemon {
+  child: ChildProcess;
+  /** How the process ended ("exit code 1"), or undefined while it runs. */
+  exited(): string | undefined;
+}
+
+/** Starts a long-running server with stdout and stderr appended to `logFile`. Detached, it gets its own
+ * session and outlives us; otherwise it shares our process group (a Ctrl-C reaches it too) and is sent
+ * `stopSignal` if we exit without stopping it. Either way it does not keep our event loop alive. */
+export function spawnDaemon(
+  command: string,
+  args: string[],
+  opts: {
+    logFile: string;
+    detached: boolean;
+    stopSignal: NodeJS.Signals;
+    uid?: number;
+    gid?: number;
+    env?: NodeJS.ProcessEnv;
+  },
+): Daemon {
+  const fd = openSync(opts.logFile, 'a');
+  let status: string | undefined;
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, {
+      detached: opts.detached,
+      stdio: ['ignore', fd, fd],
+      env: opts.env ?? process.env,
+      ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.gid }),
+    });
+  } finally {
+    closeSync(fd);
+  }
+  child.on('error', (error) => (status = error.message));
+  child.on('exit', (code, signal) => (status = signal ? `signal ${signal}` : `exit code ${code}`));
+  if (!opts.detached) {
+    const onExit = (): void => void child.kill(opts.stopSignal);
+    process.once('exit', onExit);
+    child.once('exit', () => process.off('exit', onExit));
+  }
+  child.unref();
+  return { child, exited: () => status };
+}
+
+/** Runs a command to completion; rejects with the tail of its output when it fails. */
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; notFound?: string } = {},
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: opts.env ?? process.env,
+      ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.gid }),
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' && opts.notFound ? new Error(opts.notFound) : error),
+    );
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(output)
+        : reject(
+            new Error(`${command} ${args.join(' ')} failed (exit code ${code}):\n${lastLines(output, 30)}`),
+          ),
+    );
+  });
+}
+
+export function lastLines(text: string, count: number): string {
+  return text.trimEnd().split('\n').slice(-count).join('\n');
+}
+
+export function tailFile(path: string, count = 30): string {
+  try {
+    return lastLines(readFileSync(path, 'utf8'), count);
+  } catch {
+    return `(no ${path})`;
+  }
+}

@@ -1,0 +1,60 @@
+import { Config } from '@castlog/config';
+import { EventLogTable1732400000001 } from '@castlog/event-log';
+import { Client } from 'pg';
+import { DataSource, MigrationInterface } from 'typeorm';
+import { AuthTables1732400000000 } from '@castlog/auth';
+import { readModelMigrations } from './migrations/read-model.migration';
+
+/** Serialises migration runs of processes that start together (API, projector, CLI). */
+const MIGRATION_LOCK = 0x6361_6d67;
+
+export function migrationsFor(schema: string): (new () => MigrationInterface)[] {
+  return [AuthTables1732400000000, EventLogTable1732400000001, ...readModelMigrations(schema)];
+}
+
+export function createDataSource(url: string, schema: string, poolSize = 10): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    migrations: migrationsFor(schema),
+    migrationsTableName: 'castlog_migrations',
+    synchronize: false,
+    logging: false,
+    extra: { max: poolSize },
+  });
+}
+
+/** Runs pending migrations, one process at a time. */
+export async function migrate(dataSource: DataSource, url: string): Promise<void> {
+  const lock = new Client({ connectionString: url });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.end();
+  }
+}
+
+export interface Database {
+  readonly url: string;
+  readonly schema: string;
+  readonly dataSource: DataSource;
+  close(): Promise<void>;
+}
+
+/** Opens the read-model database at `url`, migrated. */
+export async function openDatabaseAt(url: string, schema: string, poolSize = 10): Promise<Database> {
+  const dataSource = createDataSource(url, schema, poolSize);
+  await dataSource.initialize();
+  try {
+    await migrate(dataSource, url);
+  } catch (error) {
+    await dataSource.destroy();
+    throw error;
+  }
+  return { url, schema, dataSource, close: () => dataSource.destroy() };
+}
+
+export type { Config };

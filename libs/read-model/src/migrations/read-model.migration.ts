@@ -1,0 +1,99 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** The read model lives in its own schema so that a new projection version can be rebuilt beside
+ * the live one (and a replay can build into a scratch schema). Instants are epoch milliseconds
+ * (bigint), exactly as the decider computes them. */
+export function readModelMigrations(schema: string): (new () => MigrationInterface)[] {
+  const s = `"${schema}"`;
+
+  class ReadModelTables implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000002`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.subscriptions (
+          user_id text NOT NULL,
+          id uuid NOT NULL,
+          feed_url text NOT NULL,
+          is_subscribed boolean NOT NULL,
+          subscription_changed bigint NOT NULL,
+          guid_changed bigint,
+          deleted bigint,
+          merged_into uuid,
+          deletion_id bigint,
+          latest_guid uuid NOT NULL,
+          change_time bigint GENERATED ALWAYS AS (greatest(subscription_changed, guid_changed, deleted)) STORED,
+          PRIMARY KEY (user_id, id)
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.subscriptions (user_id, change_time, id)`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.subscription_guids (
+          user_id text NOT NULL,
+          guid uuid NOT NULL,
+          subscription_id uuid NOT NULL,
+          since bigint NOT NULL,
+          position integer NOT NULL,
+          PRIMARY KEY (user_id, guid)
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.subscription_guids (user_id, subscription_id, position)`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.subscription_feed_urls (
+          user_id text NOT NULL,
+          normalized_feed_url text NOT NULL,
+          subscription_id uuid NOT NULL,
+          PRIMARY KEY (user_id, normalized_feed_url)
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.subscription_feed_urls (user_id, subscription_id)`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.deletions (
+          deletion_id bigint PRIMARY KEY,
+          user_id text NOT NULL,
+          subscription_id uuid NOT NULL,
+          status text NOT NULL CHECK (status IN ('PENDING', 'SUCCESS', 'FAILURE')),
+          requested_at bigint NOT NULL,
+          finished_at bigint
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.deletions (status) WHERE status = 'PENDING'`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.user_clocks (
+          user_id text PRIMARY KEY,
+          last_instant bigint NOT NULL
+        )`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.request_outcomes (
+          partition integer NOT NULL,
+          "offset" bigint NOT NULL,
+          user_id text NOT NULL,
+          event_id uuid NOT NULL,
+          request_id text NOT NULL,
+          event_type text NOT NULL,
+          instant bigint NOT NULL,
+          outcome jsonb NOT NULL,
+          PRIMARY KEY (partition, "offset")
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.request_outcomes (user_id, partition, "offset")`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.projection_offsets (
+          partition integer PRIMARY KEY,
+          next_offset bigint NOT NULL
+        )`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.deletion_saga (
+          deletion_id bigint PRIMARY KEY,
+          user_id text NOT NULL,
+          result text NOT NULL CHECK (result IN ('COMPLETED', 'FAILED')),
+          deleted_at bigint,
+          reason text,
+          logged boolean NOT NULL DEFAULT false
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.deletion_saga (logged) WHERE NOT logged`);
+    }
+
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`DROP SCHEMA ${s} CASCADE`);
+    }
+  }
+
+  return [ReadModelTables];
+}

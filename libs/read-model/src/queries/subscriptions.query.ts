@@ -1,0 +1,138 @@
+import { Instant } from '@castlog/domain';
+import { DataSource } from 'typeorm';
+
+export interface SubscriptionView {
+  readonly feedUrl: string;
+  readonly guid: string;
+  readonly isSubscribed: boolean;
+  readonly subscriptionChanged: Instant;
+  readonly guidChanged: Instant | null;
+  readonly newGuid: string | null;
+  readonly deleted: Instant | null;
+}
+
+export interface SubscriptionPage {
+  readonly total: number;
+  readonly items: readonly SubscriptionView[];
+}
+
+interface Row {
+  id: string;
+  feed_url: string;
+  is_subscribed: boolean;
+  subscription_changed: string;
+  guid_changed: string | null;
+  deleted: string | null;
+  merged_into: string | null;
+  latest_guid: string;
+  shown_guid: string;
+  total: string;
+}
+
+const num = (value: string | null): Instant | null => (value === null ? null : Number(value));
+
+/** Read-side queries on the projection's schema. */
+export class SubscriptionsQuery {
+  private readonly s: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    schema: string,
+  ) {
+    this.s = `"${schema}"`;
+  }
+
+  /** Subscriptions changed after `since` (all without it), ordered by change time then the guid
+   * shown; `guid` is the guid the subscription had at `since` (its first without), `newGuid` its
+   * latest guid, following merges. */
+  async list(userId: string, since: Instant | null, page: number, perPage: number): Promise<SubscriptionPage> {
+    const shownGuid =
+      since === null
+        ? 'sub.id'
+        : `coalesce((SELECT g.guid FROM ${this.s}.subscription_guids g
+                      WHERE g.user_id = sub.user_id AND g.subscription_id = sub.id AND g.since <= $2
+                      ORDER BY g.position DESC LIMIT 1), sub.id)`;
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed, sub.deleted,
+              sub.merged_into, sub.latest_guid, ${shownGuid} AS shown_guid, count(*) OVER () AS total
+         FROM ${this.s}.subscriptions sub
+        WHERE sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time > $2::bigint)
+        ORDER BY sub.change_time, shown_guid
+        LIMIT $3 OFFSET $4`,
+      [userId, since, perPage, (page - 1) * perPage],
+    );
+    let total = Number(rows[0]?.total ?? 0);
+    if (rows.length === 0 && page > 1) {
+      const [count] = await this.dataSource.query(
+        `SELECT count(*) AS total FROM ${this.s}.subscriptions WHERE user_id = $1 AND ($2::bigint IS NULL OR change_time > $2::bigint)`,
+        [userId, since],
+      );
+      total = Number(count?.total ?? 0);
+    }
+    const latest = await this.latestGuids(
+      userId,
+      rows.filter((row) => row.merged_into !== null).map((row) => row.id),
+    );
+    return {
+      total,
+      items: rows.map((row) => {
+        const newest = latest.get(row.id) ?? row.latest_guid;
+        return {
+          feedUrl: row.feed_url,
+          guid: row.shown_guid,
+          isSubscribed: row.is_subscribed,
+          subscriptionChanged: Number(row.subscription_changed),
+          guidChanged: num(row.guid_changed),
+          newGuid: newest === row.shown_guid ? null : newest,
+          deleted: num(row.deleted),
+        };
+      }),
+    };
+  }
+
+  /** For merged subscriptions: the latest guid of the subscription each one finally resolves to. */
+  private async latestGuids(userId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows: { start: string; latest_guid: string }[] = await this.dataSource.query(
+      `WITH RECURSIVE chain(start, id, depth) AS (
+           SELECT id, id, 0 FROM unnest($2::uuid[]) AS id
+           UNION ALL
+           SELECT c.start, sub.merged_into, c.depth + 1 FROM chain c
+             JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+            WHERE sub.merged_into IS NOT NULL AND c.depth < 100
+         )
+       SELECT DISTINCT ON (c.start) c.start, sub.latest_guid FROM chain c
+         JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+        ORDER BY c.start, c.depth DESC`,
+      [userId, ids],
+    );
+    return new Map(rows.map((row) => [row.start, row.latest_guid]));
+  }
+
+  /** The subscription any of whose guids is `guid`, after merges; null when the user has none. */
+  async get(userId: string, guid: string): Promise<SubscriptionView | null> {
+    const rows: Omit<Row, 'shown_guid' | 'total'>[] = await this.dataSource.query(
+      `WITH RECURSIVE chain(id, depth) AS (
+           SELECT subscription_id, 0 FROM ${this.s}.subscription_guids WHERE user_id = $1 AND guid = $2
+           UNION ALL
+           SELECT sub.merged_into, c.depth + 1 FROM chain c
+             JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+            WHERE sub.merged_into IS NOT NULL AND c.depth < 100
+         )
+       SELECT sub.* FROM chain c JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+        ORDER BY c.depth DESC LIMIT 1`,
+      [userId, guid],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      feedUrl: row.feed_url,
+      guid,
+      isSubscribed: row.is_subscribed,
+      subscriptionChanged: Number(row.subscription_changed),
+      guidChanged: num(row.guid_changed),
+      newGuid: row.latest_guid === guid ? null : row.latest_guid,
+      deleted: num(row.deleted),
+    };
+  }
+}

@@ -1,0 +1,4 @@
+export * from './tokens';
+export * from './runtime.module';
+export * from './open-runtime';
+export * from './process-lifecycle';

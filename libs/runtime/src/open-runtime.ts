@@ -1,0 +1,127 @@
+import { Config } from '@castlog/config';
+import { EventLog, KafkaEventLog, PostgresEventLog } from '@castlog/event-log';
+import { findRunningPostgres, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
+import { Database, openDatabaseAt } from '@castlog/read-model';
+import { join, resolve } from 'node:path';
+import { Client, Pool } from 'pg';
+import { Runtime } from './runtime.module';
+
+export type LogFn = (level: 'error' | 'warn' | 'info', message: string, extra?: object) => void;
+
+export interface OpenedRuntime extends Runtime {
+  /** `embedded` when PostgreSQL runs from the data directory and the log is its table. */
+  readonly mode: 'embedded' | 'scaled';
+  readonly dataDir?: string;
+  /** Closes the log, the database and, when this process started it, embedded PostgreSQL. */
+  close(): Promise<void>;
+}
+
+const EMBEDDED_DATABASE = 'castlog';
+
+export const embeddedPostgresDir = (config: Config): string => join(resolve(config.CASTLOG_DATA_DIR), 'postgres');
+
+/** The database URL: DATABASE_URL, else the embedded server of CASTLOG_DATA_DIR (started here when
+ * `start` is true and none runs; reused when one does, e.g. the CLI beside a running server). */
+export async function databaseUrl(
+  config: Config,
+  options: { start: boolean; log?: (line: string) => void },
+): Promise<{ url: string; started?: RunningPostgres }> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
+  const dataDir = embeddedPostgresDir(config);
+  const running = findRunningPostgres(dataDir);
+  if (running) {
+    if (options.start) {
+      throw new Error(
+        `castlog is already running on the data directory ${resolve(config.CASTLOG_DATA_DIR)} ` +
+          `(PostgreSQL pid ${running.pid}); stop it first or choose another CASTLOG_DATA_DIR`,
+      );
+    }
+    return { url: withDatabase(running.url, EMBEDDED_DATABASE) };
+  }
+  const started = await startEmbeddedPostgres({ dataDir, log: options.log });
+  await ensureDatabase(started.url, EMBEDDED_DATABASE);
+  return { url: withDatabase(started.url, EMBEDDED_DATABASE), started };
+}
+
+const withDatabase = (url: string, database: string): string => {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+};
+
+async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Opens what the apps run on: the read-model database (migrated) and the event log — Kafka when
+ * KAFKA_BROKERS is set, else the PostgreSQL table log. Without DATABASE_URL, PostgreSQL is the
+ * embedded one under CASTLOG_DATA_DIR. */
+export async function openRuntime(config: Config, log: LogFn = () => undefined): Promise<OpenedRuntime> {
+  const embedded = !config.DATABASE_URL;
+  const { url, started } = await databaseUrl(config, {
+    start: true,
+    log: (line) => log('info', line),
+  });
+  const cleanups: (() => Promise<void>)[] = [];
+  if (started) cleanups.push(() => started.stop());
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
+  };
+  try {
+    const database: Database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, config.DATABASE_POOL_SIZE);
+    cleanups.push(() => database.close());
+    let eventLog: EventLog;
+    if (config.KAFKA_BROKERS) {
+      eventLog = await KafkaEventLog.open({
+        brokers: config.KAFKA_BROKERS.split(','),
+        topic: config.KAFKA_TOPIC,
+        partitions: config.KAFKA_PARTITIONS,
+        replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+        clientId: config.KAFKA_CLIENT_ID,
+        log,
+      });
+    } else {
+      const pool = new Pool({ connectionString: url, max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)) });
+      cleanups.push(() => pool.end());
+      eventLog = new PostgresEventLog(pool);
+    }
+    cleanups.push(() => eventLog.close());
+    return {
+      config,
+      database,
+      eventLog,
+      mode: embedded ? 'embedded' : 'scaled',
+      ...(embedded ? { dataDir: resolve(config.CASTLOG_DATA_DIR) } : {}),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The database alone, for the CLI: DATABASE_URL, or the embedded server of CASTLOG_DATA_DIR —
+ * the running one when castlog runs, else started for the command and stopped after it. */
+export async function openDatabase(config: Config): Promise<{ dataSource: Database['dataSource']; close(): Promise<void> }> {
+  const { url, started } = await databaseUrl(config, { start: false });
+  try {
+    const database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, 2);
+    return {
+      dataSource: database.dataSource,
+      close: async () => {
+        await database.close();
+        await started?.stop();
+      },
+    };
+  } catch (error) {
+    await started?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,31 @@
+import { CONFIG, Config } from '@castlog/config';
+import { EventLog } from '@castlog/event-log';
+import { Database } from '@castlog/read-model';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DATABASE, EVENT_LOG } from './tokens';
+
+export interface Runtime {
+  readonly config: Config;
+  readonly database: Database;
+  readonly eventLog: EventLog;
+}
+
+/** Makes the opened configuration, database and event log injectable everywhere. Opening and
+ * closing them is the entry point's job, so a module never owns what outlives it. */
+@Global()
+@Module({})
+export class RuntimeModule {
+  static forRoot(runtime: Runtime): DynamicModule {
+    return {
+      module: RuntimeModule,
+      providers: [
+        { provide: CONFIG, useValue: runtime.config },
+        { provide: DATABASE, useValue: runtime.database },
+        { provide: DataSource, useValue: runtime.database.dataSource },
+        { provide: EVENT_LOG, useValue: runtime.eventLog },
+      ],
+      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG],
+    };
+  }
+}

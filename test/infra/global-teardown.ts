@@ -1,0 +1,5 @@
+import { takeInfra } from './handle';
+
+export default async function globalTeardown(): Promise<void> {
+  await takeInfra()?.stop();
+}

@@ -1,0 +1,84 @@
+import { AuthStore } from '@castlog/auth';
+import { loadConfig } from '@castlog/config';
+import { createHttpApp } from '@castlog/api';
+import { OpenedRuntime, openRuntime } from '@castlog/runtime';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomBytes } from 'node:crypto';
+import { EmbeddedAppModule } from '../../apps/embedded/src/embedded-app.module';
+import { ApiClient } from './api-client';
+import { createTestDatabase, uniqueName } from './databases';
+import { until } from './until';
+
+export interface TestUser {
+  readonly id: string;
+  readonly name: string;
+  readonly password: string;
+  readonly token: string;
+}
+
+export interface CastlogUnderTest {
+  readonly url: string;
+  readonly databaseUrl: string;
+  readonly runtime: OpenedRuntime;
+  readonly users: AuthStore;
+  readonly anonymous: ApiClient;
+  freshUser(): Promise<TestUser>;
+  as(user: TestUser): ApiClient;
+  until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
+  close(): Promise<void>;
+}
+
+export type EventLogKind = 'kafka' | 'postgres';
+
+/** The whole service in this process — API, projector and deletion saga — on a fresh database and,
+ * for the Kafka log, a fresh topic and consumer group, so test files never share data. */
+export async function startCastlog(
+  options: { log?: EventLogKind; env?: Record<string, string> } = {},
+): Promise<CastlogUnderTest> {
+  const databaseUrl = await createTestDatabase();
+  const kafka = (options.log ?? 'kafka') === 'kafka';
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    ...(kafka ? { KAFKA_BROKERS: process.env.KAFKA_BROKERS } : {}),
+    KAFKA_TOPIC: uniqueName('castlog'),
+    KAFKA_PARTITIONS: '3',
+    PROJECTOR_GROUP: uniqueName('projector'),
+    RATE_LIMIT_PER_MINUTE: '0',
+    READ_YOUR_WRITES_TIMEOUT: '15s',
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  });
+  const runtime = await openRuntime(config);
+  let app: NestFastifyApplication | undefined;
+  try {
+    app = await createHttpApp(EmbeddedAppModule.forRuntime(runtime), config);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (error) {
+    await app?.close();
+    await runtime.close();
+    throw error;
+  }
+  const url = await app.getUrl();
+  const users = new AuthStore(runtime.database.dataSource);
+  const anonymous = new ApiClient(url);
+  return {
+    url,
+    databaseUrl,
+    runtime,
+    users,
+    anonymous,
+    async freshUser() {
+      const name = uniqueName('user');
+      const password = randomBytes(12).toString('base64url');
+      const user = await users.addUser(name, password);
+      const { token } = await users.issueToken(name, 'cli', 3_600_000);
+      return { id: user.id, name, password, token };
+    },
+    as: (user) => anonymous.withAuthorization(`Bearer ${user.token}`),
+    until: (what, check, timeoutMs) => until(databaseUrl, what, check, { timeoutMs }),
+    async close() {
+      await app?.close();
+      await runtime.close();
+    },
+  };
+}
