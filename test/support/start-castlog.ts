@@ -1,10 +1,13 @@
 import { AuthStore } from '@castlog/auth';
-import { loadConfig } from '@castlog/config';
+import { Config, loadConfig } from '@castlog/config';
 import { createHttpApp } from '@castlog/api';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes } from 'node:crypto';
+import { ApiAppModule } from '../../apps/api/src/api-app.module';
 import { EmbeddedAppModule } from '../../apps/embedded/src/embedded-app.module';
+import { ProjectorAppModule } from '../../apps/projector/src/projector-app.module';
+import { NestFactory } from '@nestjs/core';
 import { ApiClient } from './api-client';
 import { createTestDatabase, uniqueName } from './databases';
 import { until } from './until';
@@ -20,6 +23,7 @@ export interface CastlogUnderTest {
   readonly url: string;
   readonly databaseUrl: string;
   readonly runtime: OpenedRuntime;
+  readonly config: Config;
   readonly users: AuthStore;
   readonly anonymous: ApiClient;
   freshUser(): Promise<TestUser>;
@@ -33,7 +37,7 @@ export type EventLogKind = 'kafka' | 'postgres';
 /** The whole service in this process — API, projector and deletion saga — on a fresh database and,
  * for the Kafka log, a fresh topic and consumer group, so test files never share data. */
 export async function startCastlog(
-  options: { log?: EventLogKind; env?: Record<string, string> } = {},
+  options: { log?: EventLogKind; env?: Record<string, string>; projector?: boolean } = {},
 ): Promise<CastlogUnderTest> {
   const databaseUrl = await createTestDatabase();
   const kafka = (options.log ?? 'kafka') === 'kafka';
@@ -51,7 +55,9 @@ export async function startCastlog(
   const runtime = await openRuntime(config);
   let app: NestFastifyApplication | undefined;
   try {
-    app = await createHttpApp(EmbeddedAppModule.forRuntime(runtime), config);
+    const module =
+      options.projector === false ? ApiAppModule.forRuntime(runtime) : EmbeddedAppModule.forRuntime(runtime);
+    app = await createHttpApp(module, config);
     await app.listen({ port: 0, host: '127.0.0.1' });
   } catch (error) {
     await app?.close();
@@ -65,6 +71,7 @@ export async function startCastlog(
     url,
     databaseUrl,
     runtime,
+    config,
     users,
     anonymous,
     async freshUser() {
@@ -78,6 +85,19 @@ export async function startCastlog(
     until: (what, check, timeoutMs) => until(databaseUrl, what, check, { timeoutMs }),
     async close() {
       await app?.close();
+      await runtime.close();
+    },
+  };
+}
+
+/** A projector (with its deletion saga) in this process, on the same database and log as `app`. */
+export async function startProjector(config: Config): Promise<{ close(): Promise<void> }> {
+  const runtime = await openRuntime(config);
+  const context = await NestFactory.createApplicationContext(ProjectorAppModule.forRuntime(runtime), { logger: false });
+  await context.init();
+  return {
+    async close() {
+      await context.close();
       await runtime.close();
     },
   };

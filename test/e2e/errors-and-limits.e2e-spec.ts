@@ -1,0 +1,98 @@
+import { CastlogUnderTest, startCastlog, startProjector, TestUser } from '../support/start-castlog';
+import { errorBody, feed, VALIDATION } from '../support/contract';
+
+describe('Errors', () => {
+  let app: CastlogUnderTest;
+  let alice: TestUser;
+  beforeAll(async () => (app = await startCastlog()));
+  afterAll(() => app?.close());
+  beforeEach(async () => (alice = await app.freshUser()));
+
+  it('answers an unknown route with 404 and the error body', async () => {
+    for (const path of ['/nope', '/v1/nothing', '/v2/subscriptions']) {
+      const response = await app.as(alice).get(path);
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(errorBody(404, 'Resource not found'));
+    }
+    const wrongMethod = await app.as(alice).request('PUT', '/v1/subscriptions');
+    expect(wrongMethod.status).toBe(404);
+    expect(wrongMethod.body).toEqual(errorBody(404, 'Resource not found'));
+  });
+
+  it('answers malformed JSON and non-JSON bodies with 405, never a stack trace', async () => {
+    for (const [rawBody, contentType] of [
+      ['{"subscriptions": [', 'application/json'],
+      ['subscriptions=1', 'application/x-www-form-urlencoded'],
+      ['plain', 'text/plain'],
+    ]) {
+      const response = await app.as(alice).request('POST', '/v1/subscriptions', {
+        rawBody,
+        headers: { 'content-type': contentType },
+      });
+      expect(response.status).toBe(405);
+      expect(response.body).toEqual(VALIDATION());
+      expect(response.text).not.toMatch(/at .*\.(js|ts):\d+/);
+    }
+  });
+
+  it('sends the error body as JSON with the code as a string', async () => {
+    const response = await app.as(alice).get('/v1/subscriptions/not-a-guid');
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(typeof response.body.code).toBe('string');
+  });
+});
+
+describe('Limits', () => {
+  it('refuses a body over 1 MiB with 413 and the error body', async () => {
+    const app = await startCastlog({ log: 'postgres' });
+    try {
+      const alice = await app.freshUser();
+      const big = { subscriptions: [{ feed_url: `https://example.com/${'x'.repeat(1024 * 1024)}` }] };
+      const response = await app.as(alice).post('/v1/subscriptions', big);
+      expect(response.status).toBe(413);
+      expect(response.body).toEqual(errorBody(413));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('limits each user per minute with 429, Retry-After and the error body, without touching other users', async () => {
+    const app = await startCastlog({ log: 'postgres', env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const [alice, bob] = [await app.freshUser(), await app.freshUser()];
+      const statuses = [];
+      for (let i = 0; i < 4; i += 1) statuses.push((await app.as(alice).get('/v1/subscriptions')).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const limited = await app.as(alice).get('/v1/subscriptions');
+      expect(limited.body).toEqual(errorBody(429));
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await app.as(bob).get('/v1/subscriptions')).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('answers 503 with Retry-After when the projection does not catch up in time, and the write still applies', async () => {
+    const app = await startCastlog({ projector: false, env: { READ_YOUR_WRITES_TIMEOUT: '300ms' } });
+    try {
+      const alice = await app.freshUser();
+      const url = feed();
+      const response = await app.as(alice).post('/v1/subscriptions', { subscriptions: [{ feed_url: url }] });
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual(errorBody(503));
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const projector = await startProjector(app.config);
+      try {
+        const listed = await app.until('the write applies', async () => {
+          const list = await app.as(alice).get('/v1/subscriptions');
+          return list.body.total === 1 ? list.body.subscriptions[0] : undefined;
+        });
+        expect(listed.feed_url).toBe(url);
+      } finally {
+        await projector.close();
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
