@@ -26,7 +26,12 @@ async function freshUser(password = 'correct horse battery staple') {
 
 beforeAll(async () => {
   url = await createTestDatabase('castlog_auth');
-  dataSource = new DataSource({ type: 'postgres', url, migrations: [AuthTables1732400000000], migrationsRun: true });
+  dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    migrations: [AuthTables1732400000000],
+    migrationsRun: true,
+  });
   await dataSource.initialize();
   store = new AuthStore(dataSource);
 });
@@ -39,7 +44,11 @@ describe('users', () => {
   it('are added, listed and removed', async () => {
     const name = freshName('alice');
     const added = await store.addUser(name, 'pw');
-    expect(added).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name, createdAt: expect.any(Date) });
+    expect(added).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name,
+      createdAt: expect.any(Date),
+    });
 
     expect(await store.listUsers()).toContainEqual(added);
     expect(await store.removeUser(name)).toBe(true);
@@ -69,7 +78,9 @@ describe('users', () => {
 
   it('keep only an scrypt hash of the password', async () => {
     const user = await freshUser('plain text password');
-    const [row] = await dataSource.query(`SELECT password_hash FROM castlog_auth.users WHERE id = $1`, [user.id]);
+    const [row] = await dataSource.query(`SELECT password_hash FROM castlog_auth.users WHERE id = $1`, [
+      user.id,
+    ]);
     expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
     expect(row.password_hash).not.toContain('plain');
   });
@@ -95,7 +106,11 @@ describe('tokens', () => {
   it('authenticate their user until they expire', async () => {
     const user = await freshUser();
     const issued = await store.issueToken(user.name, 'cli', HOUR, T0);
-    expect(issued).toEqual({ id: expect.any(String), token: expect.stringMatching(/^cl_/), expiresAt: at(HOUR) });
+    expect(issued).toEqual({
+      id: expect.any(String),
+      token: expect.stringMatching(/^cl_/),
+      expiresAt: at(HOUR),
+    });
 
     expect(await store.authenticateToken(issued.token, T0)).toBe(user.id);
     expect(await store.authenticateToken(issued.token, at(HOUR - 1))).toBe(user.id);
@@ -128,9 +143,13 @@ describe('tokens', () => {
   });
 
   it('are not issued for an unknown user', async () => {
-    await expect(store.issueToken(freshName('nobody'), 'cli', HOUR)).rejects.toBeInstanceOf(UserNotFoundError);
+    await expect(store.issueToken(freshName('nobody'), 'cli', HOUR)).rejects.toBeInstanceOf(
+      UserNotFoundError,
+    );
     await expect(store.issueToken(randomUUID(), 'cli', HOUR)).rejects.toBeInstanceOf(UserNotFoundError);
-    await expect(store.issueToken({ id: 'not-a-uuid' }, 'cli', HOUR)).rejects.toBeInstanceOf(UserNotFoundError);
+    await expect(store.issueToken({ id: 'not-a-uuid' }, 'cli', HOUR)).rejects.toBeInstanceOf(
+      UserNotFoundError,
+    );
   });
 
   it('need a positive lifetime', async () => {
@@ -144,7 +163,9 @@ describe('tokens', () => {
     expect(await store.revokeToken(issued.token, T0)).toBe(true);
     expect(await store.authenticateToken(issued.token, T0)).toBeNull();
     expect(await store.revokeToken(issued.token, at(1))).toBe(true);
-    const [row] = await dataSource.query(`SELECT revoked_at FROM castlog_auth.tokens WHERE id = $1`, [issued.id]);
+    const [row] = await dataSource.query(`SELECT revoked_at FROM castlog_auth.tokens WHERE id = $1`, [
+      issued.id,
+    ]);
     expect(row.revoked_at).toEqual(T0);
   });
 

@@ -5,11 +5,17 @@ const basic = (text: string) => `Basic ${Buffer.from(text, 'utf8').toString('bas
 describe('parseAuthorization', () => {
   describe('Bearer', () => {
     it('reads the token', () => {
-      expect(parseAuthorization('Bearer cl_abc-DEF_123')).toEqual({ kind: 'bearer', token: 'cl_abc-DEF_123' });
+      expect(parseAuthorization('Bearer cl_abc-DEF_123')).toEqual({
+        kind: 'bearer',
+        token: 'cl_abc-DEF_123',
+      });
     });
 
     it('takes the scheme in any case and tolerates surrounding and repeated spaces', () => {
-      expect(parseAuthorization('  bEaReR   tok.en~+/==  ')).toEqual({ kind: 'bearer', token: 'tok.en~+/==' });
+      expect(parseAuthorization('  bEaReR   tok.en~+/==  ')).toEqual({
+        kind: 'bearer',
+        token: 'tok.en~+/==',
+      });
     });
 
     it.each([
@@ -35,7 +41,11 @@ describe('parseAuthorization', () => {
     });
 
     it('splits at the first colon, so the password may hold colons', () => {
-      expect(parseAuthorization(basic('alice:a:b::c'))).toEqual({ kind: 'basic', name: 'alice', password: 'a:b::c' });
+      expect(parseAuthorization(basic('alice:a:b::c'))).toEqual({
+        kind: 'basic',
+        name: 'alice',
+        password: 'a:b::c',
+      });
     });
 
     it('accepts an empty password and UTF-8', () => {
@@ -48,7 +58,10 @@ describe('parseAuthorization', () => {
     });
 
     it('takes the scheme in any case', () => {
-      expect(parseAuthorization(basic('a:b').replace('Basic', 'BASIC'))).toMatchObject({ kind: 'basic', name: 'a' });
+      expect(parseAuthorization(basic('a:b').replace('Basic', 'BASIC'))).toMatchObject({
+        kind: 'basic',
+        name: 'a',
+      });
     });
 
     it.each([

@@ -5,7 +5,9 @@ const cheap = { N: 1024, r: 8, p: 1 };
 
 describe('password hashes', () => {
   it('encode scrypt parameters, salt and hash', async () => {
-    expect(await hashPassword('pw', cheap)).toMatch(/^scrypt\$1024\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(await hashPassword('pw', cheap)).toMatch(
+      /^scrypt\$1024\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/,
+    );
   });
 
   it('use the default parameters (N = 2^15, r = 8, p = 1)', async () => {

@@ -3,7 +3,7 @@ import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { freePort } from './free-port';
+import { freePort, isPortFree } from './free-port';
 import { isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
 
 export interface EmbeddedPostgresOptions {
@@ -54,6 +54,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const env = { ...process.env, LC_ALL: 'C' };
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await initdb(bin.initdb, dataDir, owner, env, log);
 
+  if (opts.port && !(await isPortFree(opts.port))) {
+    throw new Error(`cannot start PostgreSQL: port ${opts.port} is in use`);
+  }
   const port = opts.port ?? (await freePort());
   const logFile = join(dataDir, 'postgres.log');
   const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'];
@@ -71,7 +74,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     await pollUntil('PostgreSQL', READY_TIMEOUT_MS, () => answers(handle.url), daemon.exited);
   } catch (error) {
     await handle?.stop().catch(() => undefined);
-    throw new Error(`${(error as Error).message}\n--- ${logFile} ---\n${tailFile(logFile)}`);
+    throw new Error(`${(error as Error).message}\n--- ${logFile} ---\n${tailFile(logFile, 20)}`);
   }
   log(`PostgreSQL ready on 127.0.0.1:${port} (pid ${pid}, data ${dataDir})`);
   return handle;

@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
-import { freePorts } from './free-port';
+import { freePorts, isPortFree } from './free-port';
 import { isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
 
 export const KAFKA_VERSION = '3.9.1';
@@ -60,6 +60,8 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<RunningK
       `Kafka is already running in ${dir} (pid ${running.pid}, ${running.brokers}); stop it first`,
     );
   }
+  if (opts.port && !(await isPortFree(opts.port)))
+    throw new Error(`cannot start Kafka: port ${opts.port} is in use`);
   const java = javaCommand();
   await runCommand(java, ['-version'], {
     notFound: `Java 17 is needed to run the local Kafka broker, and "${java}" was not found (install a JDK or set JAVA_HOME)`,
@@ -104,8 +106,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<RunningK
     await waitForKafka(brokers, READY_TIMEOUT_MS, daemon.exited);
   } catch (error) {
     await handle?.stop().catch(() => undefined);
-    const tails = [join(dir, 'kafka.log'), out].map((file) => `--- ${file} ---\n${tailFile(file)}`);
-    throw new Error([(error as Error).message, ...tails].join('\n'));
+    throw new Error(`${(error as Error).message}\n${failureReport(dir)}`);
   }
   log(`Kafka ready on ${brokers}`);
   return handle;
@@ -121,6 +122,13 @@ export function findRunningKafka(dir: string): RunningKafka | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The broker's ERROR lines (else the end of its log) and the end of its console output. */
+function failureReport(dir: string): string {
+  const [logFile, out] = [join(dir, 'kafka.log'), join(dir, 'kafka.out')];
+  const errors = tailFile(logFile, 15, / (ERROR|FATAL) /) || tailFile(logFile, 30);
+  return `--- ${logFile} ---\n${errors}\n--- ${out} ---\n${tailFile(out, 15)}`;
 }
 
 function kafkaHandle(dir: string, pid: number, port: number): RunningKafka {

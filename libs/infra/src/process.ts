@@ -135,10 +135,12 @@ export function lastLines(text: string, count: number): string {
   return text.trimEnd().split('\n').slice(-count).join('\n');
 }
 
-export function tailFile(path: string, count = 30): string {
+/** The last `count` lines of a file, or of those matching `only`; empty when none or no file. */
+export function tailFile(path: string, count = 30, only?: RegExp): string {
   try {
-    return lastLines(readFileSync(path, 'utf8'), count);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    return (only ? lines.filter((line) => only.test(line)) : lines).slice(-count).join('\n');
   } catch {
-    return `(no ${path})`;
+    return '';
   }
 }

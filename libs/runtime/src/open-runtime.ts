@@ -1,6 +1,7 @@
 import { Config } from '@castlog/config';
 import { EventLog, KafkaEventLog, PostgresEventLog } from '@castlog/event-log';
-import { findRunningPostgres, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
+import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Database, openDatabaseAt } from '@castlog/read-model';
 import { join, resolve } from 'node:path';
 import { Client, Pool } from 'pg';
@@ -20,27 +21,49 @@ const EMBEDDED_DATABASE = 'castlog';
 
 export const embeddedPostgresDir = (config: Config): string => join(resolve(config.CASTLOG_DATA_DIR), 'postgres');
 
-/** The database URL: DATABASE_URL, else the embedded server of CASTLOG_DATA_DIR (started here when
- * `start` is true and none runs; reused when one does, e.g. the CLI beside a running server). */
+/** The database URL: DATABASE_URL, else the embedded server of CASTLOG_DATA_DIR. A server
+ * (`start: true`) takes the data directory's lock, and starts PostgreSQL — or adopts one a crashed
+ * server left running. The CLI (`start: false`) uses the running server, or starts one for the
+ * command. */
 export async function databaseUrl(
   config: Config,
   options: { start: boolean; log?: (line: string) => void },
-): Promise<{ url: string; started?: RunningPostgres }> {
+): Promise<{ url: string; started?: RunningPostgres; release?: () => void }> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL };
   const dataDir = embeddedPostgresDir(config);
-  const running = findRunningPostgres(dataDir);
-  if (running) {
-    if (options.start) {
-      throw new Error(
-        `castlog is already running on the data directory ${resolve(config.CASTLOG_DATA_DIR)} ` +
-          `(PostgreSQL pid ${running.pid}); stop it first or choose another CASTLOG_DATA_DIR`,
-      );
-    }
-    return { url: withDatabase(running.url, EMBEDDED_DATABASE) };
+  const release = options.start ? lockDataDir(resolve(config.CASTLOG_DATA_DIR)) : undefined;
+  try {
+    const running = findRunningPostgres(dataDir);
+    if (running && !options.start) return { url: withDatabase(running.url, EMBEDDED_DATABASE) };
+    if (running) options.log?.(`adopting PostgreSQL (pid ${running.pid}) left running on ${dataDir}`);
+    // Detached: Ctrl-C reaches the server only through our shutdown, after the API has drained.
+    const started = running ?? (await startEmbeddedPostgres({ dataDir, log: options.log, detached: options.start }));
+    await ensureDatabase(started.url, EMBEDDED_DATABASE);
+    return { url: withDatabase(started.url, EMBEDDED_DATABASE), started, release };
+  } catch (error) {
+    release?.();
+    throw error;
   }
-  const started = await startEmbeddedPostgres({ dataDir, log: options.log });
-  await ensureDatabase(started.url, EMBEDDED_DATABASE);
-  return { url: withDatabase(started.url, EMBEDDED_DATABASE), started };
+}
+
+/** One castlog server per data directory: a pid file, refused while its process lives. */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const pidFile = join(dataDir, 'castlog.pid');
+  let holder = NaN;
+  try {
+    holder = Number(readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    // no lock yet
+  }
+  if (holder > 0 && holder !== process.pid && isAlive(holder, 'node')) {
+    throw new Error(
+      `castlog is already running on the data directory ${dataDir} (pid ${holder}); ` +
+        'stop it first or choose another CASTLOG_DATA_DIR',
+    );
+  }
+  writeFileSync(pidFile, String(process.pid));
+  return () => rmSync(pidFile, { force: true });
 }
 
 const withDatabase = (url: string, database: string): string => {
@@ -65,11 +88,12 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
  * embedded one under CASTLOG_DATA_DIR. */
 export async function openRuntime(config: Config, log: LogFn = () => undefined): Promise<OpenedRuntime> {
   const embedded = !config.DATABASE_URL;
-  const { url, started } = await databaseUrl(config, {
+  const { url, started, release } = await databaseUrl(config, {
     start: true,
     log: (line) => log('info', line),
   });
   const cleanups: (() => Promise<void>)[] = [];
+  if (release) cleanups.push(async () => release());
   if (started) cleanups.push(() => started.stop());
   const close = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));

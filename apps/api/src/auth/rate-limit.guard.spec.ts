@@ -22,7 +22,9 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter({ RATE_LIMIT_PER_MINUTE: 2 });
     limiter.take('a', 0);
     const later = 10 * 60_000;
-    expect([limiter.take('a', later), limiter.take('a', later), limiter.take('a', later)]).toEqual([0, 0, 30]);
+    expect([limiter.take('a', later), limiter.take('a', later), limiter.take('a', later)]).toEqual([
+      0, 0, 30,
+    ]);
   });
 
   it('is disabled by 0', () => {

@@ -16,7 +16,8 @@ export interface TerminalInput extends Input {
   setEncoding(encoding: BufferEncoding): unknown;
   on(event: 'data', listener: (chunk: string) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
-  removeListener(event: 'data' | 'end', listener: (...args: never[]) => void): unknown;
+  removeListener(event: 'data', listener: (chunk: string) => void): unknown;
+  removeListener(event: 'end', listener: () => void): unknown;
   resume(): unknown;
   pause(): unknown;
 }
@@ -45,9 +46,21 @@ export function describeError(error: unknown): string {
   }
   if (error instanceof Error) {
     const text = error.message || (error as { code?: string }).code || error.name;
-    return text.replace(/\s*\n\s*/g, '; ').trim();
+    return oneLine(text);
   }
   return String(error);
+}
+
+/** Joins the lines of a message: `Invalid configuration:\n  A: x\n  B: y` → `Invalid configuration: A: x; B: y`. */
+function oneLine(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  return lines.reduce(
+    (joined, line) => (joined === '' ? line : `${joined}${joined.endsWith(':') ? ' ' : '; '}${line}`),
+    '',
+  );
 }
 
 /** Writes `castlog: <message>` on stderr and answers exit code 1. */

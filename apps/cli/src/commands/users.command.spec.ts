@@ -2,10 +2,11 @@ import { EventEmitter } from 'node:events';
 import { TerminalInput } from './command-io';
 import { UsersDeps, promptHidden, usersAdd } from './users.command';
 
-/** A terminal that types one scripted chunk each time it is resumed. */
+/** A terminal that types its scripted chunks, one per tick, while it is resumed. */
 class FakeTerminal extends EventEmitter implements TerminalInput {
   readonly isTTY = true;
   isRaw = false;
+  private paused = true;
   readonly rawModes: boolean[] = [];
 
   constructor(private readonly typed: string[]) {
@@ -23,12 +24,20 @@ class FakeTerminal extends EventEmitter implements TerminalInput {
   }
 
   resume() {
-    const chunk = this.typed.shift();
-    setImmediate(() => (chunk === undefined ? this.emit('end') : this.emit('data', chunk)));
+    this.paused = false;
+    const type = () => {
+      if (this.paused) return;
+      const chunk = this.typed.shift();
+      if (chunk === undefined) return void this.emit('end');
+      this.emit('data', chunk);
+      setImmediate(type);
+    };
+    setImmediate(type);
     return this;
   }
 
   pause() {
+    this.paused = true;
     return this;
   }
 
@@ -53,7 +62,9 @@ describe('promptHidden', () => {
   });
 
   it('ignores escape sequences such as arrow keys', async () => {
-    await expect(promptHidden('', new FakeTerminal(['a\u001b[Db\u001b[1;5C\r']), output())).resolves.toBe('ab');
+    await expect(promptHidden('', new FakeTerminal(['a\u001b[Db\u001b[1;5C\r']), output())).resolves.toBe(
+      'ab',
+    );
   });
 
   it('is cancelled by Ctrl-C and by the end of input', async () => {

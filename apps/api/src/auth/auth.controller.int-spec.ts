@@ -1,0 +1,210 @@
+import { Controller, Get, Global, Module } from '@nestjs/common';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { AuthStore, AuthTables1732400000000 } from '@castlog/auth';
+import { CONFIG, loadConfig } from '@castlog/config';
+import { createTestDatabase } from '../../../../test/support/databases';
+import { AuthModule } from './auth.module';
+import { Authenticated, addAuthSecuritySchemes } from './credentials.guard';
+import { CurrentUser } from './current-user.decorator';
+
+/** A route behind the guards, as the API's controllers use them (declared outside AuthModule). */
+@Controller('v1/whoami')
+@Authenticated()
+class WhoAmIController {
+  @Get()
+  whoAmI(@CurrentUser() userId: string) {
+    return { userId };
+  }
+}
+
+let dataSource: DataSource;
+let store: AuthStore;
+const apps: NestFastifyApplication[] = [];
+
+async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplication> {
+  const config = loadConfig({ RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute), ACCESS_TOKEN_TTL: '15m' });
+  @Global()
+  @Module({
+    providers: [
+      { provide: DataSource, useValue: dataSource },
+      { provide: CONFIG, useValue: config },
+    ],
+    exports: [DataSource, CONFIG],
+  })
+  class TestRuntimeModule {}
+
+  const moduleRef = await Test.createTestingModule({
+    imports: [TestRuntimeModule, AuthModule],
+    controllers: [WhoAmIController],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  apps.push(app);
+  return app;
+}
+
+beforeAll(async () => {
+  const url = await createTestDatabase('castlog_auth_api');
+  dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    migrations: [AuthTables1732400000000],
+    migrationsRun: true,
+  });
+  await dataSource.initialize();
+  store = new AuthStore(dataSource);
+});
+
+afterAll(async () => {
+  for (const app of apps) await app.close();
+  await dataSource?.destroy();
+});
+
+async function freshUser(password = 'pw: with colon') {
+  const user = await store.addUser(`api-${randomBytes(4).toString('hex')}`, password);
+  return { ...user, password };
+}
+
+describe('with a generous rate limit', () => {
+  let app: NestFastifyApplication;
+  beforeAll(async () => (app = await startApp(10_000)));
+
+  const post = (url: string, payload: unknown) =>
+    app.inject({ method: 'POST', url, payload: payload as object });
+  const whoAmI = (authorization?: string) =>
+    app.inject({ method: 'GET', url: '/v1/whoami', headers: authorization ? { authorization } : {} });
+  const basic = (name: string, password: string) =>
+    `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
+
+  describe('POST /v1/auth/login', () => {
+    it('answers 200 with the token shape, not cacheable', async () => {
+      const user = await freshUser();
+      const response = await post('/v1/auth/login', { username: user.name, password: user.password });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.json()).toEqual({
+        access_token: expect.stringMatching(/^cl_/),
+        token_type: 'Bearer',
+        expires_in: 900,
+        refresh_token: expect.stringMatching(/^cl_/),
+      });
+      const me = await whoAmI(`Bearer ${response.json().access_token}`);
+      expect(me.statusCode).toBe(200);
+      expect(me.json()).toEqual({ userId: user.id });
+    });
+
+    it('answers 401 for a wrong password and for an unknown user alike', async () => {
+      const user = await freshUser();
+      const wrong = await post('/v1/auth/login', { username: user.name, password: 'nope' });
+      const unknown = await post('/v1/auth/login', { username: 'nobody-at-all', password: 'nope' });
+      expect(wrong.statusCode).toBe(401);
+      expect(unknown.statusCode).toBe(401);
+      expect(wrong.json().message).toBe('User not authorized');
+      expect(unknown.json()).toEqual(wrong.json());
+    });
+
+    it.each([
+      ['a missing password', { username: 'alice' }, 'password must be a string'],
+      ['a numeric username', { username: 1, password: 'x' }, 'username must be a string'],
+      ['an array body', [], 'body must be a JSON object'],
+    ])('answers 405 for %s', async (_case, body, detail) => {
+      const response = await post('/v1/auth/login', body);
+      expect(response.statusCode).toBe(405);
+      expect(response.json()).toEqual({ code: '405', message: `Input could not be validated: ${detail}` });
+    });
+
+    it('answers 405 for a request without a body', async () => {
+      const response = await app.inject({ method: 'POST', url: '/v1/auth/login' });
+      expect(response.statusCode).toBe(405);
+    });
+  });
+
+  describe('POST /v1/auth/refresh', () => {
+    it('rotates the refresh token', async () => {
+      const user = await freshUser();
+      const login = (await post('/v1/auth/login', { username: user.name, password: user.password })).json();
+      const refreshed = await post('/v1/auth/refresh', { refresh_token: login.refresh_token });
+      expect(refreshed.statusCode).toBe(200);
+      expect(refreshed.json()).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+      expect((await whoAmI(`Bearer ${refreshed.json().access_token}`)).statusCode).toBe(200);
+
+      expect((await post('/v1/auth/refresh', { refresh_token: login.refresh_token })).statusCode).toBe(401);
+      expect((await post('/v1/auth/refresh', { refresh_token: login.access_token })).statusCode).toBe(401);
+      expect((await post('/v1/auth/refresh', { token: 'x' })).json()).toEqual({
+        code: '405',
+        message: 'Input could not be validated: refresh_token must be a string',
+      });
+    });
+  });
+
+  describe('the credentials guard', () => {
+    it('accepts a CLI token and Basic credentials', async () => {
+      const user = await freshUser();
+      const { token } = await store.issueToken(user.name, 'cli', 60_000);
+      expect((await whoAmI(`Bearer ${token}`)).json()).toEqual({ userId: user.id });
+      expect((await whoAmI(basic(user.name, user.password))).json()).toEqual({ userId: user.id });
+    });
+
+    it('answers 401 for missing, malformed, wrong and revoked credentials', async () => {
+      const user = await freshUser();
+      const { token } = await store.issueToken(user.name, 'cli', 60_000);
+      await store.revokeToken(token);
+      for (const header of [undefined, 'Bearer', 'Basic', `Bearer ${token}`, basic(user.name, 'wrong')]) {
+        const response = await whoAmI(header);
+        expect(response.statusCode).toBe(401);
+        expect(response.json().message).toBe('User not authorized');
+      }
+    });
+  });
+
+  it('describes the routes and both security schemes in the OpenAPI document', () => {
+    const document = SwaggerModule.createDocument(app, addAuthSecuritySchemes(new DocumentBuilder()).build());
+    expect(document.components?.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      basic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
+    });
+    const login = document.paths['/v1/auth/login']?.post;
+    expect(login?.tags).toEqual(['auth']);
+    expect(login?.requestBody).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/LoginRequest' } } },
+    });
+    expect(login?.responses['200']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } },
+    });
+    expect(Object.keys(login?.responses ?? {}).sort()).toEqual(['200', '401', '405', '429']);
+    expect(document.paths['/v1/auth/refresh']?.post?.requestBody).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/RefreshRequest' } } },
+    });
+    expect(document.components?.schemas?.TokenResponse).toMatchObject({
+      required: ['access_token', 'token_type', 'expires_in', 'refresh_token'],
+    });
+    expect(document.paths['/v1/whoami']?.get?.security).toEqual([{ bearer: [] }, { basic: [] }]);
+    expect(Object.keys(document.paths['/v1/whoami']?.get?.responses ?? {})).toEqual(
+      expect.arrayContaining(['401', '429']),
+    );
+  });
+});
+
+describe('with a rate limit of 2 a minute', () => {
+  it('answers 429 with Retry-After to the third request of a user, other users unaffected', async () => {
+    const app = await startApp(2);
+    const alice = await freshUser();
+    const bob = await freshUser();
+    const get = async (user: { name: string }) => {
+      const { token } = await store.issueToken(user.name, 'cli', 60_000);
+      return app.inject({ method: 'GET', url: '/v1/whoami', headers: { authorization: `Bearer ${token}` } });
+    };
+    expect((await get(alice)).statusCode).toBe(200);
+    expect((await get(alice)).statusCode).toBe(200);
+    const limited = await get(alice);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ code: '429', message: 'Too many requests' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(29);
+    expect((await get(bob)).statusCode).toBe(200);
+  });
+});
