@@ -1,3 +1,4 @@
 export * from './projection';
 export * from './projector.module';
 export * from './deletion/finalize-deletion.command';
+export * from './replay/replay';

@@ -2,3 +2,4 @@ export * from './tokens';
 export * from './runtime.module';
 export * from './open-runtime';
 export * from './process-lifecycle';
+export * from './logging';

@@ -101,22 +101,8 @@ export async function openRuntime(config: Config, log: LogFn = () => undefined):
   try {
     const database: Database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, config.DATABASE_POOL_SIZE);
     cleanups.push(() => database.close());
-    let eventLog: EventLog;
-    if (config.KAFKA_BROKERS) {
-      eventLog = await KafkaEventLog.open({
-        brokers: config.KAFKA_BROKERS.split(','),
-        topic: config.KAFKA_TOPIC,
-        partitions: config.KAFKA_PARTITIONS,
-        replicationFactor: config.KAFKA_REPLICATION_FACTOR,
-        clientId: config.KAFKA_CLIENT_ID,
-        log,
-      });
-    } else {
-      const pool = new Pool({ connectionString: url, max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)) });
-      cleanups.push(() => pool.end());
-      eventLog = new PostgresEventLog(pool);
-    }
-    cleanups.push(() => eventLog.close());
+    const { eventLog, close: closeLog } = await openEventLog(config, url, log);
+    cleanups.push(closeLog);
     return {
       config,
       database,
@@ -125,6 +111,57 @@ export async function openRuntime(config: Config, log: LogFn = () => undefined):
       ...(embedded ? { dataDir: resolve(config.CASTLOG_DATA_DIR) } : {}),
       close,
     };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The event log: Kafka when KAFKA_BROKERS is set, else the table log in the database at `url`.
+ * `close` closes the log and whatever it opened for itself. */
+export async function openEventLog(
+  config: Config,
+  url: string,
+  log: LogFn = () => undefined,
+): Promise<{ eventLog: EventLog; close(): Promise<void> }> {
+  if (config.KAFKA_BROKERS) {
+    const eventLog = await KafkaEventLog.open({
+      brokers: config.KAFKA_BROKERS.split(','),
+      topic: config.KAFKA_TOPIC,
+      partitions: config.KAFKA_PARTITIONS,
+      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+      clientId: config.KAFKA_CLIENT_ID,
+      log,
+    });
+    return { eventLog, close: () => eventLog.close() };
+  }
+  const pool = new Pool({ connectionString: url, max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)) });
+  const eventLog = new PostgresEventLog(pool);
+  return {
+    eventLog,
+    close: async () => {
+      await eventLog.close();
+      await pool.end();
+    },
+  };
+}
+
+/** The database and the event log without any consumer, for the CLI's replay and history: like
+ * `openDatabase`, it uses DATABASE_URL or the embedded server of CASTLOG_DATA_DIR (the running one,
+ * else started for the command and stopped after it), and takes no data-directory lock. */
+export async function openLogAndDatabase(config: Config, log: LogFn = () => undefined): Promise<OpenedRuntime> {
+  const { url, started } = await databaseUrl(config, { start: false });
+  const cleanups: (() => Promise<void>)[] = [];
+  if (started) cleanups.push(() => started.stop());
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
+  };
+  try {
+    const database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, 4);
+    cleanups.push(() => database.close());
+    const { eventLog, close: closeLog } = await openEventLog(config, url, log);
+    cleanups.push(closeLog);
+    return { config, database, eventLog, mode: config.DATABASE_URL ? 'scaled' : 'embedded', close };
   } catch (error) {
     await close();
     throw error;

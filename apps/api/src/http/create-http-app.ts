@@ -1,12 +1,14 @@
 import { Config } from '@castlog/config';
-import { DynamicModule, INestApplication, LoggerService, Type } from '@nestjs/common';
+import { DynamicModule, INestApplication, Type } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { addAuthSecuritySchemes } from '../auth/credentials.guard';
-import { ErrorBodyFilter, toErrorResponse } from './error-body.filter';
+import { ErrorBodyFilter } from './error-body.filter';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -15,9 +17,10 @@ const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function createHttpApp(
   module: Type | DynamicModule,
   config: Config,
-  logger: LoggerService | false = false,
+  logger?: Logger,
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
+    ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id'];
@@ -27,16 +30,10 @@ export async function createHttpApp(
     return503OnClosing: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
-    logger,
-    bufferLogs: logger !== false,
+    logger: logger ? new PinoNestLogger(logger) : false,
   });
   app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
   const fastify = app.getHttpAdapter().getInstance();
-  // Errors raised before a route handler runs (body parsing, body limit) bypass Nest's filters.
-  fastify.setErrorHandler((error, _request, reply) => {
-    const { status, body, headers } = toErrorResponse(error, config.RETRY_AFTER_SECONDS);
-    void reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
-  });
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

@@ -1,6 +1,6 @@
 import { Admin, Consumer, IHeaders, Kafka, KafkaMessage, logLevel, Partitioners, Producer } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
-import { decodeValue, encodeValue, EventHeaders } from '../codec/envelope.codec';
+import { checkEvent, decodeValue, encodeValue, EventHeaders } from '../codec/envelope.codec';
 import { ConsumeOptions, EventEnvelope, EventLog, LogBatch, LogPosition, LogRecord, RunningConsumer } from '../event-log.port';
 import { GroupCommit } from '../group-commit';
 
@@ -112,7 +112,9 @@ export class KafkaEventLog implements EventLog {
     });
   }
 
-  append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
+  /** Checks every envelope against its schema first: a malformed event never reaches the topic. */
+  async append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
+    for (const envelope of envelopes) checkEvent(envelope, envelope.value);
     return this.appends.submit(envelopes);
   }
 
@@ -178,14 +180,17 @@ export class KafkaEventLog implements EventLog {
     });
     this.consumers.add(consumer);
     const { topic } = this.options;
-    // Kafka's committed offsets are only a hint: on every assignment, seek to the caller's.
+    // Kafka's committed offsets are only a hint: on every assignment, seek to the caller's, and
+    // hand over nothing of a partition before that seek is in place (batches fetched before it are stale).
+    const seeks = new Map<number, Promise<void>>();
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const assigned = payload.memberAssignment[topic] ?? [];
       for (const partition of assigned) {
-        options
+        const seek = options
           .startFrom(partition)
-          .then((offset) => consumer.seek({ topic, partition, offset: String(offset) }))
-          .catch((error: unknown) => options.onError?.(error));
+          .then((offset) => consumer.seek({ topic, partition, offset: String(offset) }));
+        seek.catch((error: unknown) => options.onError?.(error));
+        seeks.set(partition, seek);
       }
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => options.onError?.(payload.error));
@@ -196,6 +201,7 @@ export class KafkaEventLog implements EventLog {
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: Math.min(this.partitions, 4),
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }) => {
+        await seeks.get(batch.partition);
         const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
         for (let start = 0; start < batch.messages.length; start += max) {
           if (!isRunning() || isStale()) return;

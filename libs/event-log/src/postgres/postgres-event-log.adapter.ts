@@ -35,7 +35,7 @@ export class PostgresEventLog implements EventLog {
     });
   }
 
-  append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
+  async append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
     for (const envelope of envelopes) checkEvent(envelope, envelope.value);
     return this.appends.submit(envelopes);
   }

@@ -66,8 +66,10 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
             ? [deletionRequested(users[i % 8]!), deletionRequested(users[(i + 3) % 8]!)]
             : [deletionRequested(users[i % 8]!)],
         );
+        // Two writers on the same log, as two API processes would be.
+        const writers = [log, await under.reopen()];
 
-        const answers = await Promise.all(calls.map((envelopes) => log.append(envelopes)));
+        const answers = await Promise.all(calls.map((envelopes, i) => writers[i % 2]!.append(envelopes)));
 
         answers.forEach((positions, i) => expect(positions).toHaveLength(calls[i]!.length));
         const envelopes = calls.flat();
@@ -157,7 +159,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         ).done;
 
         expectExactlyFrom(after, stored, end);
-        expectFoundAt(after, envelopes, positions);
+        expectFoundAt(after, ...from(stored, envelopes, positions));
       });
 
       it('starts a new reader at its stored position, not at the beginning', async () => {
@@ -173,7 +175,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         ).done;
 
         expectExactlyFrom(records, stored, end);
-        expectFoundAt(records, envelopes, positions);
+        expectFoundAt(records, ...from(stored, envelopes, positions));
       });
     });
 
@@ -209,12 +211,12 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
       it('reads from a given position to the end', async () => {
         const { envelopes, positions } = await fillEveryPartition(log, 3);
         const end = await log.endOffsets();
-        const from = new Map([...end].map(([partition]) => [partition, 2]));
+        const start = new Map([...end].map(([partition]) => [partition, 2]));
 
-        const records = await readAll(log, from);
+        const records = await readAll(log, start);
 
-        expectExactlyFrom(records, from, end);
-        expectFoundAt(records, envelopes, positions);
+        expectExactlyFrom(records, start, end);
+        expectFoundAt(records, ...from(start, envelopes, positions));
       });
     });
 
@@ -280,7 +282,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
       it('accepts the largest event a 1 MiB request produces, and reads it back intact', async () => {
         const user = newUsers(1)[0]!;
         const event = largestAddRequest(user);
-        expect(Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(1.05 * 1024 * 1024);
+        expect(Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(1024 * 1024);
         const envelope = envelopeOf(event);
         const neighbour = deletionRequested(user);
 
@@ -480,6 +482,16 @@ function expectFoundAt(
     return !record || !(record.eventId === envelope.eventId && record.key === envelope.key);
   });
   expect(missing.map((e) => e.eventId)).toEqual([]);
+}
+
+/** The envelopes (and their positions) at or after `start` in their partition. */
+function from(
+  start: Map<number, number>,
+  envelopes: readonly EventEnvelope[],
+  positions: readonly LogPosition[],
+): [EventEnvelope[], LogPosition[]] {
+  const kept = positions.map((p, i) => [p, i] as const).filter(([p]) => p.offset >= (start.get(p.partition) ?? 0));
+  return [kept.map(([, i]) => envelopes[i]!), kept.map(([p]) => p)];
 }
 
 /** In each partition the records run exactly from `from` (default 0) to `end`, once each, in order. */

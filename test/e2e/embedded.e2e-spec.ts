@@ -1,0 +1,71 @@
+import { findRunningPostgres, freePort } from '@castlog/infra';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient } from '../support/api-client';
+import { feed, guid } from '../support/contract';
+import { childEnv, runCli, startChild } from '../support/processes';
+
+const READY = /castlog ready in (\d+) ms at (http:\/\/\S+);/;
+
+describe('embedded mode: npm start runs the whole service with nothing else installed', () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'castlog-embedded-'));
+    // Embedded PostgreSQL runs as the postgres user when we are root: it must reach the directory.
+    await chmod(dataDir, 0o755);
+    env = childEnv({ CASTLOG_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+  });
+
+  afterAll(async () => {
+    await findRunningPostgres(join(dataDir, 'postgres'))?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves a round trip, keeps the data across a restart, refuses a second server, and stops cleanly', async () => {
+    const first = startChild('embedded', env);
+    const [, startupMs, url] = await first.waitForOutput(READY, 90_000);
+    expect(Number(startupMs)).toBeGreaterThan(0);
+    expect(first.output()).toContain(dataDir);
+
+    const added = await runCli(['users', 'add', 'alice'], env, 'correct horse battery\n');
+    expect(added).toEqual(expect.objectContaining({ code: 0 }));
+    const issued = await runCli(['tokens', 'issue', 'alice'], env);
+    expect(issued.code).toBe(0);
+    const token = issued.stdout.trim();
+    expect(token.split('\n')).toHaveLength(1);
+
+    const alice = new ApiClient(url!, `Bearer ${token}`);
+    const [g, url1, url2] = [guid(), feed(), feed('moved')];
+    expect((await alice.post('/v1/subscriptions', { subscriptions: [{ feed_url: url1, guid: g }] })).status).toBe(200);
+    expect((await alice.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url1);
+    expect((await alice.patch(`/v1/subscriptions/${g}`, { new_feed_url: url2 })).status).toBe(200);
+    const other = guid();
+    await alice.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed('other'), guid: other }] });
+    const deletion = await alice.delete(`/v1/subscriptions/${other}`);
+    expect(deletion.status).toBe(202);
+
+    const second = startChild('embedded', env);
+    const refused = await second.exited(60_000);
+    expect(refused.code).toBe(1);
+    expect(second.output()).toMatch(/already running on the data directory/);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited(25_000)).toEqual({ code: 0, signal: null });
+    expect(findRunningPostgres(join(dataDir, 'postgres'))).toBeUndefined();
+
+    const again = startChild('embedded', env);
+    const [, , url3] = await again.waitForOutput(READY, 90_000);
+    const aliceAgain = new ApiClient(url3!, `Bearer ${token}`);
+    const after = await aliceAgain.get(`/v1/subscriptions/${g}`);
+    expect(after.status).toBe(200);
+    expect(after.body.feed_url).toBe(url2);
+    const status = await aliceAgain.get(`/v1/deletions/${deletion.body.deletion_id}`);
+    expect(['PENDING', 'SUCCESS']).toContain(status.body.status);
+    again.child.kill('SIGINT');
+    expect((await again.exited(25_000)).code).toBe(0);
+    expect(findRunningPostgres(join(dataDir, 'postgres'))).toBeUndefined();
+  }, 300_000);
+});
