@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 'use strict';
-/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS launcher for the built CLI */
 
 const path = require('node:path');
 

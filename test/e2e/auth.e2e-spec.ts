@@ -1,7 +1,8 @@
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
 import { errorBody, feed, guid } from '../support/contract';
 
-const basic = (name: string, password: string) => `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
+const basic = (name: string, password: string) =>
+  `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
 
 describe('Authentication and users', () => {
   let app: CastlogUnderTest;
@@ -19,8 +20,14 @@ describe('Authentication and users', () => {
 
   it('accepts a CLI token, Basic credentials, and a login access token', async () => {
     expect((await app.as(alice).get('/v1/subscriptions')).status).toBe(200);
-    expect((await app.anonymous.withAuthorization(basic(alice.name, alice.password)).get('/v1/subscriptions')).status).toBe(200);
-    const login = await app.anonymous.post('/v1/auth/login', { username: alice.name, password: alice.password });
+    expect(
+      (await app.anonymous.withAuthorization(basic(alice.name, alice.password)).get('/v1/subscriptions'))
+        .status,
+    ).toBe(200);
+    const login = await app.anonymous.post('/v1/auth/login', {
+      username: alice.name,
+      password: alice.password,
+    });
     expect(login.status).toBe(200);
     expect(login.body).toEqual({
       access_token: expect.any(String),
@@ -28,14 +35,28 @@ describe('Authentication and users', () => {
       expires_in: expect.any(Number),
       refresh_token: expect.any(String),
     });
-    expect((await app.anonymous.withAuthorization(`Bearer ${login.body.access_token}`).get('/v1/subscriptions')).status).toBe(200);
+    expect(
+      (await app.anonymous.withAuthorization(`Bearer ${login.body.access_token}`).get('/v1/subscriptions'))
+        .status,
+    ).toBe(200);
   });
 
   it('refreshes: the new access token works and the used refresh token is spent', async () => {
-    const login = await app.anonymous.post('/v1/auth/login', { username: alice.name, password: alice.password });
-    const refreshed = await app.anonymous.post('/v1/auth/refresh', { refresh_token: login.body.refresh_token });
+    const login = await app.anonymous.post('/v1/auth/login', {
+      username: alice.name,
+      password: alice.password,
+    });
+    const refreshed = await app.anonymous.post('/v1/auth/refresh', {
+      refresh_token: login.body.refresh_token,
+    });
     expect(refreshed.status).toBe(200);
-    expect((await app.anonymous.withAuthorization(`Bearer ${refreshed.body.access_token}`).get('/v1/subscriptions')).status).toBe(200);
+    expect(
+      (
+        await app.anonymous
+          .withAuthorization(`Bearer ${refreshed.body.access_token}`)
+          .get('/v1/subscriptions')
+      ).status,
+    ).toBe(200);
     const again = await app.anonymous.post('/v1/auth/refresh', { refresh_token: login.body.refresh_token });
     expect(again.status).toBe(401);
     expect(again.body).toEqual(errorBody(401, 'User not authorized'));
@@ -61,7 +82,9 @@ describe('Authentication and users', () => {
       ['DELETE', `/v1/subscriptions/${guid()}`],
       ['GET', '/v1/deletions/1'],
     ] as const) {
-      const response = await app.anonymous.request(method, path, { body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+      const response = await app.anonymous.request(method, path, {
+        body: method === 'GET' || method === 'DELETE' ? undefined : {},
+      });
       expect({ method, path, status: response.status, body: response.body }).toEqual({
         method,
         path,
@@ -72,8 +95,14 @@ describe('Authentication and users', () => {
   });
 
   it('does not reveal whether a user exists when login fails', async () => {
-    const wrongPassword = await app.anonymous.post('/v1/auth/login', { username: alice.name, password: 'nope' });
-    const noUser = await app.anonymous.post('/v1/auth/login', { username: 'no-such-user-here', password: 'nope' });
+    const wrongPassword = await app.anonymous.post('/v1/auth/login', {
+      username: alice.name,
+      password: 'nope',
+    });
+    const noUser = await app.anonymous.post('/v1/auth/login', {
+      username: 'no-such-user-here',
+      password: 'nope',
+    });
     expect(wrongPassword.status).toBe(401);
     expect(noUser.status).toBe(401);
     expect(noUser.body).toEqual(wrongPassword.body);
@@ -89,8 +118,12 @@ describe('Authentication and users', () => {
         const g = guid();
         await app.as(owner).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed(), guid: g }] });
         const deletion = await app.as(owner).delete(`/v1/subscriptions/${g}`);
-        expect((await app.as(other).get(`/v1/subscriptions/${g}`)).body).toEqual(errorBody(404, 'Resource not found'));
-        expect((await app.as(other).patch(`/v1/subscriptions/${g}`, { is_subscribed: false })).status).toBe(404);
+        expect((await app.as(other).get(`/v1/subscriptions/${g}`)).body).toEqual(
+          errorBody(404, 'Resource not found'),
+        );
+        expect((await app.as(other).patch(`/v1/subscriptions/${g}`, { is_subscribed: false })).status).toBe(
+          404,
+        );
         expect((await app.as(other).delete(`/v1/subscriptions/${g}`)).status).toBe(404);
         expect((await app.as(other).get(`/v1/deletions/${deletion.body.deletion_id}`)).status).toBe(404);
         expect((await app.as(other).get('/v1/subscriptions')).body.subscriptions).not.toContainEqual(
@@ -102,7 +135,9 @@ describe('Authentication and users', () => {
     it('lets two users hold the same guid and feed', async () => {
       const bob = await app.freshUser();
       const [g, url] = [guid(), feed()];
-      const a = await app.as(alice).post('/v1/subscriptions', { subscriptions: [{ feed_url: url, guid: g }] });
+      const a = await app
+        .as(alice)
+        .post('/v1/subscriptions', { subscriptions: [{ feed_url: url, guid: g }] });
       const b = await app.as(bob).post('/v1/subscriptions', { subscriptions: [{ feed_url: url, guid: g }] });
       expect(a.body.success[0].guid).toBe(g);
       expect(b.body.success[0].guid).toBe(g);

@@ -16,7 +16,12 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     dataDir = await mkdtemp(join(tmpdir(), 'castlog-embedded-'));
     // Embedded PostgreSQL runs as the postgres user when we are root: it must reach the directory.
     await chmod(dataDir, 0o755);
-    env = childEnv({ CASTLOG_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    env = childEnv({
+      CASTLOG_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    });
   });
 
   afterAll(async () => {
@@ -39,7 +44,9 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
 
     const alice = new ApiClient(url!, `Bearer ${token}`);
     const [g, url1, url2] = [guid(), feed(), feed('moved')];
-    expect((await alice.post('/v1/subscriptions', { subscriptions: [{ feed_url: url1, guid: g }] })).status).toBe(200);
+    expect(
+      (await alice.post('/v1/subscriptions', { subscriptions: [{ feed_url: url1, guid: g }] })).status,
+    ).toBe(200);
     expect((await alice.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url1);
     expect((await alice.patch(`/v1/subscriptions/${g}`, { new_feed_url: url2 })).status).toBe(200);
     const other = guid();

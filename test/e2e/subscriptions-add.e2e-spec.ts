@@ -16,8 +16,18 @@ describe('POST /v1/subscriptions', () => {
     expect(response.status).toBe(200);
     expect(response.body.failure).toEqual([]);
     expect(response.body.success).toEqual([
-      { feed_url: a, guid: expect.stringMatching(UUID), is_subscribed: true, subscription_changed: expect.stringMatching(ISO_MS) },
-      { feed_url: b, guid: expect.stringMatching(UUID), is_subscribed: true, subscription_changed: expect.stringMatching(ISO_MS) },
+      {
+        feed_url: a,
+        guid: expect.stringMatching(UUID),
+        is_subscribed: true,
+        subscription_changed: expect.stringMatching(ISO_MS),
+      },
+      {
+        feed_url: b,
+        guid: expect.stringMatching(UUID),
+        is_subscribed: true,
+        subscription_changed: expect.stringMatching(ISO_MS),
+      },
     ]);
     expect(response.body.success[0].guid).not.toBe(response.body.success[1].guid);
     expect(response.headers.get('content-type')).toMatch(/^application\/json; charset=utf-8/);
@@ -97,7 +107,9 @@ describe('POST /v1/subscriptions', () => {
     const changed = await add([{ feed_url: url, guid: g }]);
     expect(changed.body.success[0].guid).toBe(g);
     const one = await app.as(alice).get(`/v1/subscriptions/${original}`);
-    expect(one.body).toEqual(expect.objectContaining({ guid: original, new_guid: g, guid_changed: expect.stringMatching(ISO_MS) }));
+    expect(one.body).toEqual(
+      expect.objectContaining({ guid: original, new_guid: g, guid_changed: expect.stringMatching(ISO_MS) }),
+    );
   });
 
   it('lets the guid win when the guid names one subscription and the feed_url another', async () => {
@@ -159,7 +171,9 @@ describe('POST /v1/subscriptions', () => {
   });
 
   it('accepts 1000 items and refuses 1001 or none', async () => {
-    const thousand = Array.from({ length: 1000 }, (_, i) => ({ feed_url: `https://bulk.example.com/${i}/${guid()}` }));
+    const thousand = Array.from({ length: 1000 }, (_, i) => ({
+      feed_url: `https://bulk.example.com/${i}/${guid()}`,
+    }));
     const ok = await add(thousand);
     expect(ok.status).toBe(200);
     expect(ok.body.success).toHaveLength(1000);
@@ -171,8 +185,18 @@ describe('POST /v1/subscriptions', () => {
   });
 
   it('refuses a body that is not an object, lacks subscriptions, or holds a non-object item, and changes nothing', async () => {
-    for (const body of [[], 'text', 42, null, {}, { subscriptions: 'x' }, { subscriptions: [{ feed_url: feed() }, 7] }]) {
-      const response = await app.as(alice).request('POST', '/v1/subscriptions', { rawBody: JSON.stringify(body) });
+    for (const body of [
+      [],
+      'text',
+      42,
+      null,
+      {},
+      { subscriptions: 'x' },
+      { subscriptions: [{ feed_url: feed() }, 7] },
+    ]) {
+      const response = await app
+        .as(alice)
+        .request('POST', '/v1/subscriptions', { rawBody: JSON.stringify(body) });
       expect(response.status).toBe(405);
       expect(response.body).toEqual(VALIDATION());
     }

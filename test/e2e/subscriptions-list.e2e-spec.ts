@@ -12,7 +12,8 @@ describe('GET /v1/subscriptions', () => {
   const list = (query = '') => app.as(alice).get(`/v1/subscriptions${query}`);
   const addMany = async (n: number) => {
     const guids: string[] = [];
-    for (let i = 0; i < n; i += 1) guids.push((await add([{ feed_url: feed(`n${i}`) }])).body.success[0].guid);
+    for (let i = 0; i < n; i += 1)
+      guids.push((await add([{ feed_url: feed(`n${i}`) }])).body.success[0].guid);
     return guids;
   };
 
@@ -25,8 +26,18 @@ describe('GET /v1/subscriptions', () => {
       page: 1,
       per_page: 50,
       subscriptions: [
-        { feed_url: expect.any(String), guid: g1, is_subscribed: true, subscription_changed: expect.stringMatching(ISO_MS) },
-        { feed_url: expect.any(String), guid: g2, is_subscribed: true, subscription_changed: expect.stringMatching(ISO_MS) },
+        {
+          feed_url: expect.any(String),
+          guid: g1,
+          is_subscribed: true,
+          subscription_changed: expect.stringMatching(ISO_MS),
+        },
+        {
+          feed_url: expect.any(String),
+          guid: g2,
+          is_subscribed: true,
+          subscription_changed: expect.stringMatching(ISO_MS),
+        },
       ],
     });
   });
@@ -77,7 +88,9 @@ describe('GET /v1/subscriptions', () => {
     const third = await app.as(alice).get(second.body.next);
     expect(third.body.next).toBeUndefined();
     expect(new URL(third.body.previous).searchParams.get('page')).toBe('2');
-    const seen = [first, second, third].flatMap((r) => r.body.subscriptions.map((s: { guid: string }) => s.guid));
+    const seen = [first, second, third].flatMap((r) =>
+      r.body.subscriptions.map((s: { guid: string }) => s.guid),
+    );
     expect(seen).toEqual(guids);
     const past = await list(`?page=9&per_page=2`);
     expect(past.status).toBe(200);
@@ -91,7 +104,15 @@ describe('GET /v1/subscriptions', () => {
   });
 
   it('refuses page and per_page that are not integers >= 1, and since that is not a date-time', async () => {
-    for (const query of ['?page=0', '?page=x', '?per_page=0', '?per_page=-1', '?per_page=2.5', '?since=yesterday', '?since=2024-13-01T00:00:00Z']) {
+    for (const query of [
+      '?page=0',
+      '?page=x',
+      '?per_page=0',
+      '?per_page=-1',
+      '?per_page=2.5',
+      '?since=yesterday',
+      '?since=2024-13-01T00:00:00Z',
+    ]) {
       const response = await list(query);
       expect(response.status).toBe(405);
       expect(response.body).toEqual(VALIDATION());
@@ -112,12 +133,16 @@ describe('GET /v1/subscriptions', () => {
   it('lists deleted subscriptions with deleted', async () => {
     const [g] = await addMany(1);
     const deletion = await app.as(alice).delete(`/v1/subscriptions/${g}`);
-    await app.until('deletion succeeds', async () =>
-      (await app.as(alice).get(`/v1/deletions/${deletion.body.deletion_id}`)).body.status === 'SUCCESS',
+    await app.until(
+      'deletion succeeds',
+      async () =>
+        (await app.as(alice).get(`/v1/deletions/${deletion.body.deletion_id}`)).body.status === 'SUCCESS',
     );
     const response = await list();
     const [item] = response.body.subscriptions;
-    expect(item).toEqual(expect.objectContaining({ guid: g, is_subscribed: false, deleted: expect.stringMatching(ISO_MS) }));
+    expect(item).toEqual(
+      expect.objectContaining({ guid: g, is_subscribed: false, deleted: expect.stringMatching(ISO_MS) }),
+    );
     expect(item.deleted).toBe(item.subscription_changed);
   });
 
@@ -152,7 +177,9 @@ describe('GET /v1/subscriptions', () => {
     const writer = app.as(alice);
     const writes = (async () => {
       for (let i = 0; i < 30; i += 1) {
-        await writer.post('/v1/subscriptions', { subscriptions: [{ feed_url: `https://sync.example.com/${i}` }] });
+        await writer.post('/v1/subscriptions', {
+          subscriptions: [{ feed_url: `https://sync.example.com/${i}` }],
+        });
       }
     })();
     const seen = new Set<string>();
@@ -160,11 +187,13 @@ describe('GET /v1/subscriptions', () => {
     let done = false;
     void writes.then(() => (done = true));
     for (let round = 0; round < 1000 && !(done && round > 0 && seen.size === 30); round += 1) {
-      let url: string | undefined = `/v1/subscriptions?per_page=7${since ? `&since=${encodeURIComponent(since)}` : ''}`;
+      let url: string | undefined =
+        `/v1/subscriptions?per_page=7${since ? `&since=${encodeURIComponent(since)}` : ''}`;
       let largest = since;
       while (url) {
-        const page: { body: { subscriptions: { feed_url: string; subscription_changed: string }[]; next?: string } } =
-          await app.as(alice).get(url);
+        const page: {
+          body: { subscriptions: { feed_url: string; subscription_changed: string }[]; next?: string };
+        } = await app.as(alice).get(url);
         for (const item of page.body.subscriptions) {
           seen.add(item.feed_url);
           if (!largest || item.subscription_changed > largest) largest = item.subscription_changed;
@@ -173,7 +202,9 @@ describe('GET /v1/subscriptions', () => {
       }
       since = largest;
       if (done) {
-        const rest = await app.as(alice).get(`/v1/subscriptions?per_page=100${since ? `&since=${encodeURIComponent(since)}` : ''}`);
+        const rest = await app
+          .as(alice)
+          .get(`/v1/subscriptions?per_page=100${since ? `&since=${encodeURIComponent(since)}` : ''}`);
         for (const item of rest.body.subscriptions) seen.add(item.feed_url);
         break;
       }

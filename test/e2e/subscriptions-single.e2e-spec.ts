@@ -43,7 +43,9 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
       await as().patch(`/v1/subscriptions/${g2}`, { new_guid: g3 });
       for (const path of [g, g2]) {
         const response = await as().get(`/v1/subscriptions/${path}`);
-        expect(response.body).toEqual(expect.objectContaining({ guid: path, new_guid: g3, guid_changed: expect.stringMatching(ISO_MS) }));
+        expect(response.body).toEqual(
+          expect.objectContaining({ guid: path, new_guid: g3, guid_changed: expect.stringMatching(ISO_MS) }),
+        );
       }
       const latest = await as().get(`/v1/subscriptions/${g3}`);
       expect(latest.body.guid).toBe(g3);
@@ -51,7 +53,9 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
     });
 
     it('answers 404 for an unknown guid, 405 for one that is not a UUID, 410 once deleted', async () => {
-      expect((await as().get(`/v1/subscriptions/${guid()}`)).body).toEqual(errorBody(404, 'Resource not found'));
+      expect((await as().get(`/v1/subscriptions/${guid()}`)).body).toEqual(
+        errorBody(404, 'Resource not found'),
+      );
       const bad = await as().get('/v1/subscriptions/not-a-uuid');
       expect(bad.status).toBe(405);
       expect(bad.body).toEqual(VALIDATION());
@@ -76,14 +80,20 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
       const url = feed('moved');
       const response = await as().patch(`/v1/subscriptions/${g}`, { new_feed_url: url });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ new_feed_url: url, subscription_changed: expect.stringMatching(ISO_MS) });
+      expect(response.body).toEqual({
+        new_feed_url: url,
+        subscription_changed: expect.stringMatching(ISO_MS),
+      });
       expect((await as().get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url);
     });
 
     it('sets is_subscribed', async () => {
       const { g } = await create();
       const response = await as().patch(`/v1/subscriptions/${g}`, { is_subscribed: false });
-      expect(response.body).toEqual({ is_subscribed: false, subscription_changed: expect.stringMatching(ISO_MS) });
+      expect(response.body).toEqual({
+        is_subscribed: false,
+        subscription_changed: expect.stringMatching(ISO_MS),
+      });
       expect((await as().get(`/v1/subscriptions/${g}`)).body.is_subscribed).toBe(false);
     });
 
@@ -125,8 +135,18 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
 
     it('refuses bodies without a known field or with badly typed fields, and changes nothing', async () => {
       const { g, url } = await create();
-      for (const body of [{}, { other: 1 }, { new_guid: 'x' }, { is_subscribed: 'yes' }, { new_feed_url: 'ftp://x.example' }, [], 'x']) {
-        const response = await as().request('PATCH', `/v1/subscriptions/${g}`, { rawBody: JSON.stringify(body) });
+      for (const body of [
+        {},
+        { other: 1 },
+        { new_guid: 'x' },
+        { is_subscribed: 'yes' },
+        { new_feed_url: 'ftp://x.example' },
+        [],
+        'x',
+      ]) {
+        const response = await as().request('PATCH', `/v1/subscriptions/${g}`, {
+          rawBody: JSON.stringify(body),
+        });
         expect(response.status).toBe(405);
         expect(response.body).toEqual(VALIDATION());
       }
@@ -158,7 +178,10 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
       const right = await as().get(`/v1/deletions/${id}`);
       expect(right.status).toBe(200);
       expect(['PENDING', 'SUCCESS']).toContain(right.body.status);
-      await app.until('SUCCESS', async () => (await as().get(`/v1/deletions/${id}`)).body.status === 'SUCCESS');
+      await app.until(
+        'SUCCESS',
+        async () => (await as().get(`/v1/deletions/${id}`)).body.status === 'SUCCESS',
+      );
       expect((await as().get(`/v1/deletions/${id}`)).body).toEqual({
         deletion_id: id,
         status: 'SUCCESS',
@@ -180,7 +203,10 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
       const second = await as().delete(`/v1/subscriptions/${g}`);
       expect(second.status).toBe(202);
       expect(second.body.deletion_id).toBe(first.body.deletion_id);
-      await app.until('SUCCESS', async () => (await as().get(`/v1/deletions/${first.body.deletion_id}`)).body.status === 'SUCCESS');
+      await app.until(
+        'SUCCESS',
+        async () => (await as().get(`/v1/deletions/${first.body.deletion_id}`)).body.status === 'SUCCESS',
+      );
       const third = await as().delete(`/v1/subscriptions/${g}`);
       expect(third.status).toBe(202);
       expect(third.body.deletion_id).toBe(first.body.deletion_id);
@@ -195,7 +221,9 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
     });
 
     it('answers 404 for an unknown guid or deletion, 405 for a guid that is not a UUID or an id that is not a positive integer', async () => {
-      expect((await as().delete(`/v1/subscriptions/${guid()}`)).body).toEqual(errorBody(404, 'Resource not found'));
+      expect((await as().delete(`/v1/subscriptions/${guid()}`)).body).toEqual(
+        errorBody(404, 'Resource not found'),
+      );
       expect((await as().get('/v1/deletions/999999999')).body).toEqual(errorBody(404, 'Resource not found'));
       expect((await as().delete('/v1/subscriptions/nope')).status).toBe(405);
       for (const id of ['0', '-1', 'abc', '1.5']) {
@@ -219,7 +247,10 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
       try {
         const response = await as().delete(`/v1/subscriptions/${g}`);
         const id = response.body.deletion_id;
-        await app.until('FAILURE', async () => (await as().get(`/v1/deletions/${id}`)).body.status === 'FAILURE');
+        await app.until(
+          'FAILURE',
+          async () => (await as().get(`/v1/deletions/${id}`)).body.status === 'FAILURE',
+        );
         expect((await as().get(`/v1/deletions/${id}`)).body).toEqual({
           deletion_id: id,
           status: 'FAILURE',

@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 
 /** A unique lower-case name, so test files running in parallel never share a database or topic. */
-export const uniqueName = (prefix: string): string => `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+export const uniqueName = (prefix: string): string =>
+  `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 
 /** Creates an empty database on the test server (DATABASE_URL, set by test/infra/global-setup)
  * and answers its URL. */
 export async function createTestDatabase(prefix = 'castlog_test'): Promise<string> {
   const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) throw new Error('DATABASE_URL is not set: run the tests through jest (test/infra/global-setup.ts)');
+  if (!serverUrl)
+    throw new Error('DATABASE_URL is not set: run the tests through jest (test/infra/global-setup.ts)');
   const name = uniqueName(prefix);
   const admin = new Client({ connectionString: serverUrl });
   await admin.connect();

@@ -72,7 +72,10 @@ export function startChild(app: string, env: NodeJS.ProcessEnv): RunningChild {
       return Promise.race([
         exit,
         new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`${app} did not exit within ${timeoutMs} ms:\n${text}`)), timeoutMs).unref(),
+          setTimeout(
+            () => reject(new Error(`${app} did not exit within ${timeoutMs} ms:\n${text}`)),
+            timeoutMs,
+          ).unref(),
         ),
       ]);
     },

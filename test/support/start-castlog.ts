@@ -93,7 +93,9 @@ export async function startCastlog(
 /** A projector (with its deletion saga) in this process, on the same database and log as `app`. */
 export async function startProjector(config: Config): Promise<{ close(): Promise<void> }> {
   const runtime = await openRuntime(config);
-  const context = await NestFactory.createApplicationContext(ProjectorAppModule.forRuntime(runtime), { logger: false });
+  const context = await NestFactory.createApplicationContext(ProjectorAppModule.forRuntime(runtime), {
+    logger: false,
+  });
   await context.init();
   return {
     async close() {

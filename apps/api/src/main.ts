@@ -1,5 +1,12 @@
 import 'reflect-metadata';
-import { createLogger, loadConfigOrExit, onShutdown, openRuntime, requireScaled, runtimeLog } from '@castlog/runtime';
+import {
+  createLogger,
+  loadConfigOrExit,
+  onShutdown,
+  openRuntime,
+  requireScaled,
+  runtimeLog,
+} from '@castlog/runtime';
 import { ApiAppModule } from './api-app.module';
 import { createHttpApp } from './http/create-http-app';
 
@@ -22,6 +29,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`castlog-api failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `castlog-api failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -7,6 +7,9 @@ import { DynamicModule, Module } from '@nestjs/common';
 @Module({})
 export class EmbeddedAppModule {
   static forRuntime(runtime: Runtime): DynamicModule {
-    return { module: EmbeddedAppModule, imports: [RuntimeModule.forRoot(runtime), ApiModule, ProjectorModule] };
+    return {
+      module: EmbeddedAppModule,
+      imports: [RuntimeModule.forRoot(runtime), ApiModule, ProjectorModule],
+    };
   }
 }

@@ -21,7 +21,9 @@ async function main(): Promise<void> {
     'create a user and a token from another terminal: ' +
       "printf 'secret' | npm run castlog -- users add alice && npm run castlog -- tokens issue alice",
   );
-  logger.info(`then: curl -H "Authorization: Bearer <token>" ${url}/v1/subscriptions   (API docs: ${url}/docs)`);
+  logger.info(
+    `then: curl -H "Authorization: Bearer <token>" ${url}/v1/subscriptions   (API docs: ${url}/docs)`,
+  );
   onShutdown(
     async () => {
       await app.close();
@@ -33,6 +35,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`castlog failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `castlog failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

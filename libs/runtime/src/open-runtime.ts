@@ -19,7 +19,8 @@ export interface OpenedRuntime extends Runtime {
 
 const EMBEDDED_DATABASE = 'castlog';
 
-export const embeddedPostgresDir = (config: Config): string => join(resolve(config.CASTLOG_DATA_DIR), 'postgres');
+export const embeddedPostgresDir = (config: Config): string =>
+  join(resolve(config.CASTLOG_DATA_DIR), 'postgres');
 
 /** The database URL: DATABASE_URL, else the embedded server of CASTLOG_DATA_DIR. A server
  * (`start: true`) takes the data directory's lock, and starts PostgreSQL — or adopts one a crashed
@@ -37,7 +38,8 @@ export async function databaseUrl(
     if (running && !options.start) return { url: withDatabase(running.url, EMBEDDED_DATABASE) };
     if (running) options.log?.(`adopting PostgreSQL (pid ${running.pid}) left running on ${dataDir}`);
     // Detached: Ctrl-C reaches the server only through our shutdown, after the API has drained.
-    const started = running ?? (await startEmbeddedPostgres({ dataDir, log: options.log, detached: options.start }));
+    const started =
+      running ?? (await startEmbeddedPostgres({ dataDir, log: options.log, detached: options.start }));
     await ensureDatabase(started.url, EMBEDDED_DATABASE);
     return { url: withDatabase(started.url, EMBEDDED_DATABASE), started, release };
   } catch (error) {
@@ -96,7 +98,8 @@ export async function openRuntime(config: Config, log: LogFn = () => undefined):
   if (release) cleanups.push(async () => release());
   if (started) cleanups.push(() => started.stop());
   const close = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
     const database: Database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, config.DATABASE_POOL_SIZE);
@@ -135,7 +138,10 @@ export async function openEventLog(
     });
     return { eventLog, close: () => eventLog.close() };
   }
-  const pool = new Pool({ connectionString: url, max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)) });
+  const pool = new Pool({
+    connectionString: url,
+    max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)),
+  });
   const eventLog = new PostgresEventLog(pool);
   return {
     eventLog,
@@ -149,12 +155,16 @@ export async function openEventLog(
 /** The database and the event log without any consumer, for the CLI's replay and history: like
  * `openDatabase`, it uses DATABASE_URL or the embedded server of CASTLOG_DATA_DIR (the running one,
  * else started for the command and stopped after it), and takes no data-directory lock. */
-export async function openLogAndDatabase(config: Config, log: LogFn = () => undefined): Promise<OpenedRuntime> {
+export async function openLogAndDatabase(
+  config: Config,
+  log: LogFn = () => undefined,
+): Promise<OpenedRuntime> {
   const { url, started } = await databaseUrl(config, { start: false });
   const cleanups: (() => Promise<void>)[] = [];
   if (started) cleanups.push(() => started.stop());
   const close = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
     const database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, 4);
@@ -170,7 +180,9 @@ export async function openLogAndDatabase(config: Config, log: LogFn = () => unde
 
 /** The database alone, for the CLI: DATABASE_URL, or the embedded server of CASTLOG_DATA_DIR —
  * the running one when castlog runs, else started for the command and stopped after it. */
-export async function openDatabase(config: Config): Promise<{ dataSource: Database['dataSource']; close(): Promise<void> }> {
+export async function openDatabase(
+  config: Config,
+): Promise<{ dataSource: Database['dataSource']; close(): Promise<void> }> {
   const { url, started } = await databaseUrl(config, { start: false });
   try {
     const database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, 2);

@@ -27,7 +27,11 @@ export function requireScaled(config: Config, app: string): void {
 
 /** Runs `stop` once on SIGINT or SIGTERM, then exits; exits 1 if it takes longer than the
  * timeout, or at a second signal. */
-export function onShutdown(stop: () => Promise<void>, timeoutMs: number, log: (message: string) => void): void {
+export function onShutdown(
+  stop: () => Promise<void>,
+  timeoutMs: number,
+  log: (message: string) => void,
+): void {
   let stopping = false;
   const handle = (signal: NodeJS.Signals) => {
     if (stopping) {

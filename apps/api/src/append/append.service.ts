@@ -38,14 +38,25 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     let position;
     try {
       [position] = await this.eventLog.append([
-        { key: event.userId, type: event.type, version: LOG_EVENT_VERSION, eventId: randomUUID(), requestId, value: event },
+        {
+          key: event.userId,
+          type: event.type,
+          version: LOG_EVENT_VERSION,
+          eventId: randomUUID(),
+          requestId,
+          value: event,
+        },
       ]);
     } catch (error) {
       this.logger.warn(`append failed for request ${requestId}: ${String(error)}`);
       throw new Unavailable(retryAfter, 'the event log cannot be reached');
     }
     if (!position) throw new Unavailable(retryAfter);
-    const applied = await this.waiter.waitFor(position.partition, position.offset, this.config.READ_YOUR_WRITES_TIMEOUT);
+    const applied = await this.waiter.waitFor(
+      position.partition,
+      position.offset,
+      this.config.READ_YOUR_WRITES_TIMEOUT,
+    );
     if (!applied) {
       throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
     }

@@ -22,8 +22,15 @@ export class DeletionsController {
   @Get(':id')
   @ApiOperation({ summary: 'The status of a deletion' })
   @ApiOkResponse({ type: DeletionStatusBody })
-  @ApiResponse({ status: 405, description: 'Input could not be validated', schema: errorSchema('405', 'Input could not be validated') })
-  @ApiNotFoundResponse({ description: 'No such deletion for this user', schema: errorSchema('404', 'Resource not found') })
+  @ApiResponse({
+    status: 405,
+    description: 'Input could not be validated',
+    schema: errorSchema('405', 'Input could not be validated'),
+  })
+  @ApiNotFoundResponse({
+    description: 'No such deletion for this user',
+    schema: errorSchema('404', 'Resource not found'),
+  })
   async get(@CurrentUser() userId: string, @Param('id') idParam: string): Promise<DeletionStatusBody> {
     const deletionId = parsePositiveInteger(idParam, 'id');
     if (deletionId === undefined) throw new ValidationFailed('id must be an integer >= 1');

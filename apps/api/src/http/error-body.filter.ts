@@ -31,7 +31,10 @@ export function toErrorResponse(
     const framework = error as FrameworkError;
     if (typeof framework?.statusCode === 'number') {
       status = framework.statusCode;
-      body = errorBody(status, framework.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'malformed JSON' : undefined);
+      body = errorBody(
+        status,
+        framework.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'malformed JSON' : undefined,
+      );
     }
   }
   if ([400, 415, 422].includes(status)) {
@@ -43,7 +46,8 @@ export function toErrorResponse(
     body = errorBody(405);
   }
   if (status === 401) headers['www-authenticate'] = WWW_AUTHENTICATE;
-  if ((status === 503 || status === 429) && !headers['retry-after']) headers['retry-after'] = String(retryAfterSeconds);
+  if ((status === 503 || status === 429) && !headers['retry-after'])
+    headers['retry-after'] = String(retryAfterSeconds);
   return { status, body, headers };
 }
 
@@ -56,7 +60,8 @@ export class ErrorBodyFilter implements ExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body, headers } = toErrorResponse(error, this.retryAfterSeconds);
-    if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    if (status >= 500)
+      this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     for (const [name, value] of Object.entries(headers)) {
       if (!reply.getHeader(name)) void reply.header(name, value);
     }

@@ -29,8 +29,7 @@ export function parseFeedUrl(value: unknown, name: string): string {
   return checked.feedUrl;
 }
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/;
 
 /** An RFC 3339 date-time, any offset, optional fraction; without an offset it is UTC. Answers
  * epoch milliseconds, a finer fraction rounded down (comparisons are strict, on milliseconds). */

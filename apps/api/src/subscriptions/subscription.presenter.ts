@@ -46,7 +46,10 @@ export class SubscriptionPageBody {
   @ApiProperty({ type: [SubscriptionBody] }) subscriptions!: SubscriptionBody[];
 }
 
-export const presentAdded = (success: readonly AddedItem[], failure: readonly FailedItem[]): AddResultBody => ({
+export const presentAdded = (
+  success: readonly AddedItem[],
+  failure: readonly FailedItem[],
+): AddResultBody => ({
   success: success.map((item) => ({
     feed_url: item.feedUrl,
     guid: item.guid,
@@ -60,7 +63,8 @@ export function presentUpdated(changed: UpdatedFields): UpdateResultBody {
   const body: UpdateResultBody = {};
   if (changed.newFeedUrl !== undefined) body.new_feed_url = changed.newFeedUrl;
   if (changed.isSubscribed !== undefined) body.is_subscribed = changed.isSubscribed;
-  if (changed.subscriptionChanged !== undefined) body.subscription_changed = toIso(changed.subscriptionChanged);
+  if (changed.subscriptionChanged !== undefined)
+    body.subscription_changed = toIso(changed.subscriptionChanged);
   if (changed.newGuid !== undefined) body.new_guid = changed.newGuid;
   if (changed.guidChanged !== undefined) body.guid_changed = toIso(changed.guidChanged);
   return body;

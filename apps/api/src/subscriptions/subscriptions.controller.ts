@@ -31,11 +31,27 @@ import {
   SubscriptionPageBody,
   UpdateResultBody,
 } from './subscription.presenter';
-import { AddSubscriptionsRequest, parseAddItems, parseListQuery, parseUpdate, UpdateSubscriptionRequest } from './subscriptions.request';
+import {
+  AddSubscriptionsRequest,
+  parseAddItems,
+  parseListQuery,
+  parseUpdate,
+  UpdateSubscriptionRequest,
+} from './subscriptions.request';
 
-const VALIDATION = { status: 405, description: 'Input could not be validated', schema: errorSchema('405', 'Input could not be validated') };
-const NOT_FOUND = { description: 'No such subscription for this user', schema: errorSchema('404', 'Resource not found') };
-const GONE = { description: 'The subscription has been deleted', schema: errorSchema('410', 'Subscription has been deleted') };
+const VALIDATION = {
+  status: 405,
+  description: 'Input could not be validated',
+  schema: errorSchema('405', 'Input could not be validated'),
+};
+const NOT_FOUND = {
+  description: 'No such subscription for this user',
+  schema: errorSchema('404', 'Resource not found'),
+};
+const GONE = {
+  description: 'The subscription has been deleted',
+  schema: errorSchema('410', 'Subscription has been deleted'),
+};
 
 @ApiTags('subscriptions')
 @Authenticated()
@@ -59,7 +75,10 @@ export class SubscriptionsController {
   @ApiResponse(VALIDATION)
   async add(@CurrentUser() userId: string, @RequestId() requestId: string, @Body() body: unknown) {
     const items = parseAddItems(body);
-    const outcome = await this.append.request({ type: 'SubscriptionsAddRequested', userId, items }, requestId);
+    const outcome = await this.append.request(
+      { type: 'SubscriptionsAddRequested', userId, items },
+      requestId,
+    );
     if (outcome.kind !== 'Added') throw this.unexpected(outcome);
     return presentAdded(outcome.success, outcome.failure);
   }
@@ -68,7 +87,11 @@ export class SubscriptionsController {
   @ApiOperation({ summary: 'List subscriptions changed since a time', description: 'Pages of at most 100.' })
   @ApiQuery({ name: 'since', required: false, schema: { type: 'string', format: 'date-time' } })
   @ApiQuery({ name: 'page', required: false, schema: { type: 'integer', minimum: 1, default: 1 } })
-  @ApiQuery({ name: 'per_page', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } })
+  @ApiQuery({
+    name: 'per_page',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+  })
   @ApiOkResponse({ type: SubscriptionPageBody })
   @ApiResponse(VALIDATION)
   async list(
@@ -124,7 +147,10 @@ export class SubscriptionsController {
   ): Promise<UpdateResultBody> {
     const guid = parseGuid(guidParam, 'guid');
     const fields = parseUpdate(body);
-    const outcome = await this.append.request({ type: 'SubscriptionUpdateRequested', userId, guid, ...fields }, requestId);
+    const outcome = await this.append.request(
+      { type: 'SubscriptionUpdateRequested', userId, guid, ...fields },
+      requestId,
+    );
     if (outcome.kind === 'NotFound') throw new NotFound();
     if (outcome.kind === 'Gone') throw new Gone();
     if (outcome.kind !== 'Updated') throw this.unexpected(outcome);
@@ -133,7 +159,10 @@ export class SubscriptionsController {
 
   @Delete(':guid')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Request the deletion of a subscription', description: 'Finalized asynchronously.' })
+  @ApiOperation({
+    summary: 'Request the deletion of a subscription',
+    description: 'Finalized asynchronously.',
+  })
   @ApiAcceptedResponse({ type: DeletionReceiptBody })
   @ApiResponse(VALIDATION)
   @ApiNotFoundResponse(NOT_FOUND)

@@ -2,7 +2,14 @@ import { AddItem } from '@castlog/domain';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import { ValidationFailed } from '../http/errors';
-import { isObject, parseBodyObject, parseDateTime, parseFeedUrl, parseGuid, parsePositiveInteger } from '../http/parse';
+import {
+  isObject,
+  parseBodyObject,
+  parseDateTime,
+  parseFeedUrl,
+  parseGuid,
+  parsePositiveInteger,
+} from '../http/parse';
 
 export const MAX_ITEMS = 1000;
 export const DEFAULT_PER_PAGE = 50;
@@ -50,10 +57,12 @@ export interface UpdateFields {
 export function parseUpdate(body: unknown): UpdateFields {
   const fields = parseBodyObject(body);
   const update: UpdateFields = {};
-  if (fields.new_feed_url !== undefined) update.newFeedUrl = parseFeedUrl(fields.new_feed_url, 'new_feed_url');
+  if (fields.new_feed_url !== undefined)
+    update.newFeedUrl = parseFeedUrl(fields.new_feed_url, 'new_feed_url');
   if (fields.new_guid !== undefined) update.newGuid = parseGuid(fields.new_guid, 'new_guid');
   if (fields.is_subscribed !== undefined) {
-    if (typeof fields.is_subscribed !== 'boolean') throw new ValidationFailed('is_subscribed must be a boolean');
+    if (typeof fields.is_subscribed !== 'boolean')
+      throw new ValidationFailed('is_subscribed must be a boolean');
     update.isSubscribed = fields.is_subscribed;
   }
   if (Object.keys(update).length === 0) {
@@ -78,7 +87,10 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const sinceText = single('since');
   const since = parseDateTime(sinceText, 'since');
   const page = parsePositiveInteger(single('page'), 'page') ?? 1;
-  const perPage = Math.min(parsePositiveInteger(single('per_page'), 'per_page') ?? DEFAULT_PER_PAGE, MAX_PER_PAGE);
+  const perPage = Math.min(
+    parsePositiveInteger(single('per_page'), 'per_page') ?? DEFAULT_PER_PAGE,
+    MAX_PER_PAGE,
+  );
   return {
     since: since ?? null,
     ...(typeof sinceText === 'string' ? { sinceText } : {}),

@@ -21,7 +21,9 @@ export class DeletionRecoveryService implements OnApplicationBootstrap, OnModule
   onApplicationBootstrap(): void {
     const tick = () => {
       this.sweeping = this.handler
-        .sweep((userId, deletionId) => this.commandBus.execute(new FinalizeDeletionCommand(userId, deletionId)))
+        .sweep((userId, deletionId) =>
+          this.commandBus.execute(new FinalizeDeletionCommand(userId, deletionId)),
+        )
         .catch((error: unknown) => this.logger.warn(`recovery sweep failed, will retry: ${String(error)}`))
         .finally(() => {
           this.sweeping = undefined;

@@ -69,9 +69,10 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
         `SELECT last_instant FROM ${this.s}.user_clocks WHERE user_id = $1 FOR UPDATE`,
         [userId],
       );
-      const [earlier] = await sql.query<SagaRow>(`SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`, [
-        deletionId,
-      ]);
+      const [earlier] = await sql.query<SagaRow>(
+        `SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`,
+        [deletionId],
+      );
       if (earlier) return earlier;
       const lastInstant = Number(clock?.last_instant ?? 0);
       const states = await loadStates(
@@ -102,9 +103,10 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
        VALUES ($1, $2, 'FAILED', $3) ON CONFLICT (deletion_id) DO NOTHING`,
       [deletionId, userId, reason.slice(0, 1000)],
     );
-    const [row] = await this.database.dataSource.query(`SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`, [
-      deletionId,
-    ]);
+    const [row] = await this.database.dataSource.query(
+      `SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`,
+      [deletionId],
+    );
     return (row as SagaRow | undefined) ?? null;
   }
 
@@ -126,9 +128,10 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
         value: event,
       },
     ]);
-    await this.database.dataSource.query(`UPDATE ${this.s}.deletion_saga SET logged = true WHERE deletion_id = $1`, [
-      deletionId,
-    ]);
+    await this.database.dataSource.query(
+      `UPDATE ${this.s}.deletion_saga SET logged = true WHERE deletion_id = $1`,
+      [deletionId],
+    );
   }
 
   /** What a crash can leave behind: pending deletions the saga never ran, and results it never

@@ -23,7 +23,10 @@ export async function writeChanges(sql: Sql, schema: string, changes: readonly C
   for (const change of changes) {
     switch (change.kind) {
       case 'SubscriptionSaved':
-        subscriptions.set(`${change.subscription.userId}\u0000${change.subscription.id}`, change.subscription);
+        subscriptions.set(
+          `${change.subscription.userId}\u0000${change.subscription.id}`,
+          change.subscription,
+        );
         break;
       case 'GuidRecorded':
         // Written from the saved subscription's chain below, with its position.
@@ -125,7 +128,11 @@ export async function writeChanges(sql: Sql, schema: string, changes: readonly C
   }
 }
 
-export async function writeOutcomes(sql: Sql, schema: string, outcomes: readonly OutcomeRow[]): Promise<void> {
+export async function writeOutcomes(
+  sql: Sql,
+  schema: string,
+  outcomes: readonly OutcomeRow[],
+): Promise<void> {
   if (outcomes.length === 0) return;
   await sql.query(
     `INSERT INTO ${quoteIdent(schema)}.request_outcomes

@@ -35,10 +35,17 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
 
   private async apply(batch: LogBatch): Promise<void> {
     const started = process.hrtime.bigint();
-    const result = await applyBatch(this.database.dataSource, this.database.schema, batch, this.eventLog.partitions);
+    const result = await applyBatch(
+      this.database.dataSource,
+      this.database.schema,
+      batch,
+      this.eventLog.partitions,
+    );
     if (result.applied > 0) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      this.logger.debug(`partition ${batch.partition}: applied ${result.applied} events up to ${result.nextOffset} in ${ms.toFixed(1)} ms`);
+      this.logger.debug(
+        `partition ${batch.partition}: applied ${result.applied} events up to ${result.nextOffset} in ${ms.toFixed(1)} ms`,
+      );
     }
     for (const deletion of result.acceptedDeletions) {
       this.eventBus.publish(new DeletionAcceptedEvent(deletion.userId, deletion.deletionId));

@@ -149,11 +149,17 @@ export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, cloc
   const key = (userId: string, id: string) => `${userId}\u0000${id}`;
   const guidsOf = new Map<string, GuidEntry[]>();
   for (const [k, rows] of groupBy(guidRows, (row) => key(row.user_id, row.subscription_id))) {
-    guidsOf.set(k, rows.map((row) => ({ guid: row.guid, since: Number(row.since) })));
+    guidsOf.set(
+      k,
+      rows.map((row) => ({ guid: row.guid, since: Number(row.since) })),
+    );
   }
   const urlsOf = new Map<string, string[]>();
   for (const [k, rows] of groupBy(urlRows, (row) => key(row.user_id, row.subscription_id))) {
-    urlsOf.set(k, rows.map((row) => row.normalized_feed_url));
+    urlsOf.set(
+      k,
+      rows.map((row) => row.normalized_feed_url),
+    );
   }
 
   const rowsOf = groupBy(subscriptions, (row) => row.user_id);

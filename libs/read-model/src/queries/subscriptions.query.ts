@@ -45,7 +45,12 @@ export class SubscriptionsQuery {
   /** Subscriptions changed after `since` (all without it), ordered by change time then the guid
    * shown; `guid` is the guid the subscription had at `since` (its first without), `newGuid` its
    * latest guid, following merges. */
-  async list(userId: string, since: Instant | null, page: number, perPage: number): Promise<SubscriptionPage> {
+  async list(
+    userId: string,
+    since: Instant | null,
+    page: number,
+    perPage: number,
+  ): Promise<SubscriptionPage> {
     const shownGuid =
       since === null
         ? 'sub.id'

@@ -1,0 +1,159 @@
+import { EventLog } from '@castlog/event-log';
+import { replayInto, ReplayDifference, verifyReplay } from '@castlog/projector';
+import { Presets, SingleBar } from 'cli-progress';
+import { DataSource } from 'typeorm';
+import { CliError, CommandIo, Output, runCommand } from './command-io';
+
+/** Where progress goes: a terminal gets a bar, anything else one line now and then. */
+export interface ProgressOutput extends Output {
+  readonly isTTY?: boolean;
+}
+
+export interface ReplayDeps extends Omit<CommandIo, 'stdin'> {
+  readonly stderr: ProgressOutput;
+  readonly dataSource: DataSource;
+  readonly eventLog: EventLog;
+  /** The live read model's schema (READ_MODEL_SCHEMA). */
+  readonly liveSchema: string;
+  /** How long verification waits for the live projection to catch up; default 60 s. */
+  readonly liveTimeoutMs?: number;
+}
+
+export interface ReplayCommandOptions {
+  readonly verify?: boolean;
+  /** The scratch schema; default `<liveSchema>_replay`. */
+  readonly schema?: string;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** `castlog replay [--verify] [--schema <scratch>]`: rebuilds the read model from offset 0 of the
+ * log into a scratch schema (dropped first), through the projector's own code path. With --verify,
+ * compares it with the live read model once both stand at the same offsets, prints every
+ * difference and exits 1 on any. Progress goes to stderr; stdout carries only the result. */
+export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Promise<number> {
+  return runCommand(deps, async () => {
+    const schema = options.schema ?? `${deps.liveSchema}_replay`;
+    if (!SCHEMA_NAME.test(schema)) throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
+    if (schema === deps.liveSchema) {
+      throw new CliError(`--schema ${schema} is the live read model: a replay drops its scratch schema`);
+    }
+    const progress = progressReporter(deps.stderr, 'replay');
+    try {
+      await replayInto({ dataSource: deps.dataSource, eventLog: deps.eventLog, schema, onProgress: progress.update });
+    } finally {
+      progress.stop();
+    }
+    if (!options.verify) {
+      const { events, subscriptions } = await countsOf(deps.dataSource, schema);
+      deps.stdout.write(`replayed ${events} events into schema ${schema}: ${subscriptions} subscriptions\n`);
+      return 0;
+    }
+    deps.stderr.write(`comparing schema ${schema} with the live read model (schema ${deps.liveSchema})\n`);
+    const differences = await verifyReplay({
+      dataSource: deps.dataSource,
+      eventLog: deps.eventLog,
+      schema,
+      liveSchema: deps.liveSchema,
+      liveTimeoutMs: deps.liveTimeoutMs,
+    });
+    const { events, subscriptions } = await countsOf(deps.dataSource, schema);
+    if (differences.length === 0) {
+      deps.stdout.write(`replay equals the live read model: ${events} events, ${subscriptions} subscriptions\n`);
+      return 0;
+    }
+    deps.stdout.write(
+      `${differences.length} difference${differences.length === 1 ? '' : 's'} between the live read model ` +
+        `(schema ${deps.liveSchema}) and the replay (schema ${schema}) of ${events} events:\n`,
+    );
+    for (const difference of differences) deps.stdout.write(`${describeDifference(difference)}\n`);
+    return 1;
+  });
+}
+
+/** Events applied (the scratch's offsets summed: the log has no gaps) and subscriptions in `schema`. */
+async function countsOf(dataSource: DataSource, schema: string): Promise<{ events: number; subscriptions: number }> {
+  const [row] = await dataSource.query(
+    `SELECT (SELECT coalesce(sum(next_offset), 0) FROM "${schema}".projection_offsets)::bigint AS events,
+            (SELECT count(*) FROM "${schema}".subscriptions)::bigint AS subscriptions`,
+  );
+  return { events: Number(row.events), subscriptions: Number(row.subscriptions) };
+}
+
+/** One line: the table and key, then the columns that differ, or the row only one side has. */
+export function describeDifference({ table, key, live, replayed }: ReplayDifference): string {
+  const where = `${table} ${JSON.stringify(key)}`;
+  if (live === null) return `${where}: only in the replay: ${JSON.stringify(replayed)}`;
+  if (replayed === null) return `${where}: only in the live read model: ${JSON.stringify(live)}`;
+  const columns = [...new Set([...Object.keys(live), ...Object.keys(replayed)])].filter(
+    (column) => JSON.stringify(live[column]) !== JSON.stringify(replayed[column]),
+  );
+  const changes = columns.map(
+    (column) => `${column} live ${JSON.stringify(live[column])}, replayed ${JSON.stringify(replayed[column])}`,
+  );
+  return `${where}: ${changes.join('; ')}`;
+}
+
+export interface ProgressReporter {
+  readonly update: (done: number, total: number) => void;
+  stop(): void;
+}
+
+const NON_TTY_INTERVAL_MS = 1000;
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** A cli-progress bar (events/s, ETA) on a terminal; elsewhere one line at the start, at most one a
+ * second after, and one at the end. */
+export function progressReporter(stderr: ProgressOutput, label: string): ProgressReporter {
+  const started = Date.now();
+  let last = { done: 0, total: 0 };
+  const rate = (done: number) => Math.round(done / Math.max((Date.now() - started) / 1000, 0.001));
+
+  if (stderr.isTTY) {
+    const bar = new SingleBar(
+      {
+        stream: stderr as NodeJS.WritableStream,
+        format: `${label} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | ETA {eta_formatted}`,
+        etaBuffer: 50,
+        hideCursor: true,
+      },
+      Presets.shades_classic,
+    );
+    let running = false;
+    return {
+      update: (done, total) => {
+        last = { done, total };
+        if (!running) {
+          bar.start(total, done, { rate: 0 });
+          running = true;
+        } else {
+          if (total !== bar.getTotal()) bar.setTotal(total);
+          bar.update(done, { rate: rate(done) });
+        }
+      },
+      stop: () => {
+        if (running) bar.stop();
+        stderr.write(`${label}: ${last.done} events in ${seconds(Date.now() - started)}\n`);
+      },
+    };
+  }
+
+  let printed = -Infinity;
+  return {
+    update: (done, total) => {
+      last = { done, total };
+      const now = Date.now();
+      if (now - printed < NON_TTY_INTERVAL_MS) return;
+      printed = now;
+      const perSecond = rate(done);
+      const percent = total > 0 ? Math.floor((done / total) * 100) : 100;
+      const eta = done > 0 && perSecond > 0 ? seconds(((total - done) / perSecond) * 1000) : '?';
+      stderr.write(`${label}: ${done}/${total} events (${percent}%), ${perSecond} events/s, ETA ${eta}\n`);
+    },
+    stop: () => {
+      const elapsed = Date.now() - started;
+      stderr.write(`${label}: ${last.done} events in ${seconds(elapsed)} (${rate(last.done)} events/s)\n`);
+    },
+  };
+}
