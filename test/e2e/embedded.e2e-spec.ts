@@ -60,7 +60,9 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     expect(second.output()).toMatch(/already running on the data directory/);
 
     first.child.kill('SIGTERM');
-    expect(await first.exited(25_000)).toEqual({ code: 0, signal: null });
+    const stopped = await first.exited(25_000);
+    if (stopped.code !== 0) throw new Error(`shutdown failed:\n${first.output()}`);
+    expect(stopped).toEqual({ code: 0, signal: null });
     expect(findRunningPostgres(join(dataDir, 'postgres'))).toBeUndefined();
 
     const again = startChild('embedded', env);

@@ -1,3 +1,5 @@
+import type { RecordedResponse } from './openapi-check';
+
 export interface ApiResponse<T = any> {
   readonly status: number;
   readonly headers: Headers;
@@ -10,10 +12,11 @@ export class ApiClient {
   constructor(
     readonly baseUrl: string,
     private readonly authorization?: string,
+    private readonly record?: (response: RecordedResponse) => void,
   ) {}
 
   withAuthorization(authorization: string | undefined): ApiClient {
-    return new ApiClient(this.baseUrl, authorization);
+    return new ApiClient(this.baseUrl, authorization, this.record);
   }
 
   async request<T = any>(
@@ -38,6 +41,7 @@ export class ApiClient {
     } catch {
       // not JSON: keep the text
     }
+    this.record?.({ method, path, status: response.status, body });
     return { status: response.status, headers: response.headers, body: body as T, text };
   }
 

@@ -11,6 +11,7 @@ import { NestFactory } from '@nestjs/core';
 import { ApiClient } from './api-client';
 import { createTestDatabase, uniqueName } from './databases';
 import { until } from './until';
+import { checkAgainstOpenApi, RecordedResponse } from './openapi-check';
 
 export interface TestUser {
   readonly id: string;
@@ -66,7 +67,8 @@ export async function startCastlog(
   }
   const url = await app.getUrl();
   const users = new AuthStore(runtime.database.dataSource);
-  const anonymous = new ApiClient(url);
+  const recorded: RecordedResponse[] = [];
+  const anonymous = new ApiClient(url, undefined, (response) => recorded.push(response));
   return {
     url,
     databaseUrl,
@@ -83,9 +85,19 @@ export async function startCastlog(
     },
     as: (user) => anonymous.withAuthorization(`Bearer ${user.token}`),
     until: (what, check, timeoutMs) => until(databaseUrl, what, check, { timeoutMs }),
+    /** Also checks every answer this app gave through its clients against its served OpenAPI
+     * document, so the document cannot drift from what the routes answer. */
     async close() {
-      await app?.close();
-      await runtime.close();
+      let problems: string[] = [];
+      try {
+        const document = await (await fetch(new URL('/openapi.json', url))).json();
+        problems = checkAgainstOpenApi(document as Parameters<typeof checkAgainstOpenApi>[0], recorded);
+      } finally {
+        await app?.close();
+        await runtime.close();
+      }
+      if (problems.length > 0)
+        throw new Error(`answers that do not match /openapi.json:\n${problems.join('\n')}`);
     },
   };
 }

@@ -22,13 +22,4 @@ export class TokenResponse implements IssuedTokens {
   readonly refresh_token!: string;
 }
 
-/** OpenAPI schema of the error body `{"code","message"}` with an example. Inline, so it does not
- * clash with a shared error component. */
-export const errorSchema = (code: string, message: string) => ({
-  type: 'object' as const,
-  required: ['code', 'message'],
-  properties: {
-    code: { type: 'string' as const, example: code },
-    message: { type: 'string' as const, example: message },
-  },
-});
+export { errorSchema } from '../http/openapi';

@@ -1,10 +1,10 @@
 import { Database, DeletionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Controller, Get, Inject, Param } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated } from '../auth/credentials.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
-import { errorSchema } from '../auth/auth.response';
+import { ApiValidationFailedResponse, errorSchema } from '../http/openapi';
 import { NotFound, ValidationFailed } from '../http/errors';
 import { parsePositiveInteger } from '../http/parse';
 import { DELETION_MESSAGES, DeletionStatusBody } from './deletion.presenter';
@@ -22,11 +22,7 @@ export class DeletionsController {
   @Get(':id')
   @ApiOperation({ summary: 'The status of a deletion' })
   @ApiOkResponse({ type: DeletionStatusBody })
-  @ApiResponse({
-    status: 405,
-    description: 'Input could not be validated',
-    schema: errorSchema('405', 'Input could not be validated'),
-  })
+  @ApiValidationFailedResponse()
   @ApiNotFoundResponse({
     description: 'No such deletion for this user',
     schema: errorSchema('404', 'Resource not found'),

@@ -11,14 +11,13 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiQuery,
-  ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
 import { Authenticated } from '../auth/credentials.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { DeletionReceiptBody, DELETION_RECEIVED } from '../deletions/deletion.presenter';
-import { errorSchema } from '../auth/auth.response';
+import { ApiValidationFailedResponse, ApiWriteErrors, errorSchema } from '../http/openapi';
 import { Gone, NotFound, Unavailable } from '../http/errors';
 import { parseGuid } from '../http/parse';
 import { BaseUrl, RequestId } from '../http/request-context';
@@ -39,11 +38,6 @@ import {
   UpdateSubscriptionRequest,
 } from './subscriptions.request';
 
-const VALIDATION = {
-  status: 405,
-  description: 'Input could not be validated',
-  schema: errorSchema('405', 'Input could not be validated'),
-};
 const NOT_FOUND = {
   description: 'No such subscription for this user',
   schema: errorSchema('404', 'Resource not found'),
@@ -72,7 +66,8 @@ export class SubscriptionsController {
   @ApiOperation({ summary: 'Add subscriptions', description: 'Adds, matches or reinstates 1..1000 feeds.' })
   @ApiBody({ type: AddSubscriptionsRequest })
   @ApiOkResponse({ type: AddResultBody })
-  @ApiResponse(VALIDATION)
+  @ApiWriteErrors(true)
+  @ApiValidationFailedResponse()
   async add(@CurrentUser() userId: string, @RequestId() requestId: string, @Body() body: unknown) {
     const items = parseAddItems(body);
     const outcome = await this.append.request(
@@ -93,7 +88,7 @@ export class SubscriptionsController {
     schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
   })
   @ApiOkResponse({ type: SubscriptionPageBody })
-  @ApiResponse(VALIDATION)
+  @ApiValidationFailedResponse()
   async list(
     @CurrentUser() userId: string,
     @Query() rawQuery: Record<string, unknown>,
@@ -122,7 +117,7 @@ export class SubscriptionsController {
   @Get(':guid')
   @ApiOperation({ summary: 'Get one subscription by any guid it has had' })
   @ApiOkResponse({ type: SubscriptionBody })
-  @ApiResponse(VALIDATION)
+  @ApiValidationFailedResponse()
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiGoneResponse(GONE)
   async get(@CurrentUser() userId: string, @Param('guid') guidParam: string): Promise<SubscriptionBody> {
@@ -136,7 +131,8 @@ export class SubscriptionsController {
   @ApiOperation({ summary: 'Change feed_url, guid or is_subscribed' })
   @ApiBody({ type: UpdateSubscriptionRequest })
   @ApiOkResponse({ type: UpdateResultBody, description: 'Only the fields that changed' })
-  @ApiResponse(VALIDATION)
+  @ApiWriteErrors(true)
+  @ApiValidationFailedResponse()
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiGoneResponse(GONE)
   async update(
@@ -164,7 +160,8 @@ export class SubscriptionsController {
     description: 'Finalized asynchronously.',
   })
   @ApiAcceptedResponse({ type: DeletionReceiptBody })
-  @ApiResponse(VALIDATION)
+  @ApiWriteErrors(false)
+  @ApiValidationFailedResponse()
   @ApiNotFoundResponse(NOT_FOUND)
   async remove(
     @CurrentUser() userId: string,
