@@ -1,26 +1,24 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import { createHttpApp } from '@castlog/api';
 import {
   createLogger,
   loadConfigOrExit,
   onShutdown,
   openRuntime,
-  PinoNestLogger,
   requireScaled,
   runtimeLog,
 } from '@castlog/runtime';
 import { ProjectorAppModule } from './projector-app.module';
 
+/** The projector and the deletion saga; HTTP only for /health/* and /metrics (PORT). */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   requireScaled(config, 'the projector app');
   const logger = createLogger(config, 'castlog-projector');
   const runtime = await openRuntime(config, runtimeLog(logger));
-  const app = await NestFactory.createApplicationContext(ProjectorAppModule.forRuntime(runtime), {
-    logger: new PinoNestLogger(logger),
-  });
-  await app.init();
-  logger.info('projector and deletion saga running');
+  const app = await createHttpApp(ProjectorAppModule.forRuntime(runtime), config, logger, { openApi: false });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  logger.info(`projector and deletion saga running; health and metrics on ${await app.getUrl()}`);
   onShutdown(
     async () => {
       await app.close();

@@ -37,6 +37,7 @@ export const configSchema = z.object({
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
   READ_YOUR_WRITES_TIMEOUT: duration.default('5s'),
+  READY_MAX_PROJECTION_LAG: int(0).default(10_000),
   RETRY_AFTER_SECONDS: int(1, 3600).default(1),
   RATE_LIMIT_PER_MINUTE: int(0).default(600),
   BODY_LIMIT_BYTES: int(1024).default(1024 * 1024),

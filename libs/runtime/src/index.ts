@@ -3,3 +3,4 @@ export * from './runtime.module';
 export * from './open-runtime';
 export * from './process-lifecycle';
 export * from './logging';
+export * from './operations';

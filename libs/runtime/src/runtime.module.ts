@@ -3,6 +3,7 @@ import { EventLog } from '@castlog/event-log';
 import { Database } from '@castlog/read-model';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { OperationsModule } from './operations';
 import { DATABASE, EVENT_LOG } from './tokens';
 
 export interface Runtime {
@@ -19,6 +20,7 @@ export class RuntimeModule {
   static forRoot(runtime: Runtime): DynamicModule {
     return {
       module: RuntimeModule,
+      imports: [OperationsModule],
       providers: [
         { provide: CONFIG, useValue: runtime.config },
         { provide: DATABASE, useValue: runtime.database },

@@ -2,7 +2,7 @@ import { CONFIG, Config } from '@castlog/config';
 import { LOG_EVENT_VERSION, LogEvent, RequestOutcome } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
 import { Database, OutcomesQuery } from '@castlog/read-model';
-import { DATABASE, EVENT_LOG } from '@castlog/runtime';
+import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Unavailable } from '../http/errors';
@@ -20,6 +20,7 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+    private readonly metrics: Metrics,
   ) {
     this.waiter = new OffsetWaiter(database.url, database.dataSource, database.schema);
     this.outcomes = new OutcomesQuery(database.dataSource, database.schema);
@@ -36,6 +37,7 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
   async request(event: LogEvent, requestId: string): Promise<RequestOutcome> {
     const retryAfter = this.config.RETRY_AFTER_SECONDS;
     let position;
+    const appendTimer = this.metrics.appendDuration.startTimer();
     try {
       [position] = await this.eventLog.append([
         {
@@ -50,13 +52,17 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       this.logger.warn(`append failed for request ${requestId}: ${String(error)}`);
       throw new Unavailable(retryAfter, 'the event log cannot be reached');
+    } finally {
+      appendTimer();
     }
     if (!position) throw new Unavailable(retryAfter);
+    const waitTimer = this.metrics.readYourWritesWait.startTimer();
     const applied = await this.waiter.waitFor(
       position.partition,
       position.offset,
       this.config.READ_YOUR_WRITES_TIMEOUT,
     );
+    waitTimer({ result: applied ? 'applied' : 'timed_out' });
     if (!applied) {
       throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
     }

@@ -1,7 +1,7 @@
 import { Config } from '@castlog/config';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { PinoNestLogger } from '@castlog/runtime';
+import { Metrics, PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -18,6 +18,7 @@ export async function createHttpApp(
   module: Type | DynamicModule,
   config: Config,
   logger?: Logger,
+  options: { openApi: boolean } = { openApi: true },
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
@@ -37,7 +38,13 @@ export async function createHttpApp(
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
-  setUpOpenApi(app);
+  const metrics = app.get(Metrics, { strict: false });
+  fastify.addHook('onResponse', async (request, reply) => {
+    metrics.httpDuration
+      .labels(request.method, request.routeOptions.url ?? 'unknown', String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
+  });
+  if (options.openApi) setUpOpenApi(app);
   return app;
 }
 

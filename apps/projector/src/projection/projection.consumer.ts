@@ -1,7 +1,7 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
 import { Database } from '@castlog/read-model';
-import { DATABASE, EVENT_LOG } from '@castlog/runtime';
+import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
@@ -19,6 +19,7 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     @Inject(DATABASE) private readonly database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
     private readonly eventBus: EventBus,
+    private readonly metrics: Metrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -34,18 +35,27 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async apply(batch: LogBatch): Promise<void> {
-    const started = process.hrtime.bigint();
-    const result = await applyBatch(
-      this.database.dataSource,
-      this.database.schema,
-      batch,
-      this.eventLog.partitions,
-    );
-    if (result.applied > 0) {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      this.logger.debug(
-        `partition ${batch.partition}: applied ${result.applied} events up to ${result.nextOffset} in ${ms.toFixed(1)} ms`,
+    const timer = this.metrics.batchDuration.startTimer();
+    let result;
+    try {
+      result = await applyBatch(
+        this.database.dataSource,
+        this.database.schema,
+        batch,
+        this.eventLog.partitions,
       );
+    } catch (error) {
+      this.metrics.projectorErrors.inc();
+      this.logger.warn(`partition ${batch.partition}: batch failed, it will be retried: ${String(error)}`);
+      throw error;
+    }
+    const seconds = timer();
+    if (result.applied > 0) {
+      this.metrics.batchSize.observe(result.applied);
+      this.logger.debug({
+        msg: `partition ${batch.partition}: applied ${result.applied} events up to offset ${result.nextOffset} in ${(seconds * 1000).toFixed(1)} ms`,
+        requestIds: batch.records.map((record) => record.requestId),
+      });
     }
     for (const deletion of result.acceptedDeletions) {
       this.eventBus.publish(new DeletionAcceptedEvent(deletion.userId, deletion.deletionId));

@@ -1,0 +1,3 @@
+export * from './metrics';
+export * from './operations.module';
+export * from './projection-status';

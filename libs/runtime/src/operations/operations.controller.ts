@@ -1,0 +1,64 @@
+import { CONFIG, Config } from '@castlog/config';
+import { Database } from '@castlog/read-model';
+import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { DATABASE } from '../tokens';
+import { Metrics } from './metrics';
+import { ProjectionStatus } from './projection-status';
+
+const unavailable = (reason: string) =>
+  new HttpException({ code: '503', message: `Service unavailable, retry later: ${reason}` }, 503);
+
+/** Liveness, readiness and Prometheus metrics, outside /v1. */
+@ApiExcludeController()
+@Controller()
+export class OperationsController {
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(DATABASE) private readonly database: Database,
+    private readonly status: ProjectionStatus,
+    private readonly metrics: Metrics,
+  ) {}
+
+  @Get('health/live')
+  live() {
+    return { status: 'ok' };
+  }
+
+  /** Ready when PostgreSQL and the event log answer and the projection is less than
+   * READY_MAX_PROJECTION_LAG events behind in every partition. */
+  @Get('health/ready')
+  async ready() {
+    try {
+      await this.database.dataSource.query('SELECT 1');
+    } catch (error) {
+      throw unavailable(`read model: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    let lag: Map<number, number>;
+    try {
+      lag = await this.status.lag();
+    } catch (error) {
+      throw unavailable(`event log: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const worst = Math.max(0, ...lag.values());
+    if (worst > this.config.READY_MAX_PROJECTION_LAG) {
+      throw unavailable(`projection is ${worst} events behind`);
+    }
+    return { status: 'ok', projection_lag: worst };
+  }
+
+  @Get('metrics')
+  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+  async scrape(): Promise<string> {
+    const [lag, deletions] = await Promise.all([
+      this.status.lag().catch(() => new Map<number, number>()),
+      this.status.deletionsByStatus().catch(() => new Map<string, number>()),
+    ]);
+    this.metrics.projectorLag.reset();
+    for (const [partition, value] of lag)
+      this.metrics.projectorLag.set({ partition: String(partition) }, value);
+    this.metrics.deletions.reset();
+    for (const [status, value] of deletions) this.metrics.deletions.set({ status }, value);
+    return this.metrics.registry.metrics();
+  }
+}
