@@ -9,7 +9,12 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-  transform: { '^.+\\.ts$': ['@swc/jest', swc] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', swc],
+    // ESM-only dependencies (of @fastify/static) compiled to CommonJS for jest's runtime.
+    '^.+/node_modules/content-disposition/.+\\.js$': ['@swc/jest', { ...swc, jsc: { ...swc.jsc, parser: { syntax: 'ecmascript' } } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   moduleNameMapper: {
     '^@castlog/domain$': '<rootDir>/libs/domain/src',
     '^@castlog/event-log$': '<rootDir>/libs/event-log/src',
