@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import {
+  closeGracefully,
   createLogger,
   loadConfigOrExit,
   onShutdown,
@@ -19,10 +20,7 @@ async function main(): Promise<void> {
   await app.listen({ port: config.PORT, host: config.HOST });
   logger.info(`API listening on ${await app.getUrl()}`);
   onShutdown(
-    async () => {
-      await app.close();
-      await runtime.close();
-    },
+    () => closeGracefully(app, runtime),
     config.SHUTDOWN_TIMEOUT,
     (message) => logger.info(message),
   );

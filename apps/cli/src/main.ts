@@ -1,8 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import { AuthStore } from '@castlog/auth';
 import { type Config, loadConfig } from '@castlog/config';
-import { openDatabase } from '@castlog/runtime';
+import { EventLog } from '@castlog/event-log';
+import { openDatabase, openLogAndDatabase } from '@castlog/runtime';
+import { DataSource } from 'typeorm';
 import { CommandIo, fail } from './commands/command-io';
+import { history } from './commands/history.command';
+import { replay } from './commands/replay.command';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
 import { usersAdd, usersList, usersRemove } from './commands/users.command';
 
@@ -22,14 +26,41 @@ export const withDatabaseStore =
     }
   };
 
+/** What replay and history read: the read-model database and the event log, no consumer. */
+export interface LogAndDatabase {
+  readonly dataSource: DataSource;
+  /** The live read model's schema (READ_MODEL_SCHEMA). */
+  readonly schema: string;
+  readonly eventLog: EventLog;
+}
+
+/** Opens the database and the event log for one command and closes them afterwards. */
+export type WithLog = <T>(body: (opened: LogAndDatabase, config: Config) => Promise<T>) => Promise<T>;
+
+/** The real database and log: DATABASE_URL or the embedded server, Kafka when KAFKA_BROKERS is set
+ * or else the table log. Neither the projector nor the saga runs. */
+export const withDatabaseAndLog =
+  (env: NodeJS.ProcessEnv = process.env): WithLog =>
+  async (body) => {
+    const config = loadConfig(env);
+    const runtime = await openLogAndDatabase(config);
+    try {
+      const { dataSource, schema } = runtime.database;
+      return await body({ dataSource, schema, eventLog: runtime.eventLog }, config);
+    } finally {
+      await runtime.close();
+    }
+  };
+
 /** The `castlog` program. Actions report their exit code through `setExitCode`. */
 export function createProgram(
   io: CommandIo,
   withStore: WithStore,
   setExitCode: (code: number) => void,
+  withLog: WithLog = withDatabaseAndLog(),
 ): Command {
   const program = new Command('castlog')
-    .description('Administer a castlog server: users and API tokens.')
+    .description('Administer a castlog server: users, API tokens, replay and history.')
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
@@ -75,6 +106,34 @@ export function createProgram(
       ),
     );
 
+  program
+    .command('replay')
+    .description(
+      'Rebuild the read model from offset 0 of the log into a scratch schema (dropped first); with ' +
+        '--verify, compare it with the live read model and exit 1 on any difference.',
+    )
+    .option('--verify', 'compare the replay with the live read model')
+    .option('--schema <scratch>', 'the scratch schema (default: <READ_MODEL_SCHEMA>_replay)')
+    .action(async (options: { verify?: boolean; schema?: string }) =>
+      setExitCode(
+        await withLog((opened) =>
+          replay(
+            { ...io, dataSource: opened.dataSource, eventLog: opened.eventLog, liveSchema: opened.schema },
+            options,
+          ),
+        ),
+      ),
+    );
+
+  program
+    .command('history <user>')
+    .description("A user's events in log order, with what each did; --guid keeps one subscription's.")
+    .option('--guid <guid>', 'only the events that concern the subscription with this guid')
+    .option('--json', 'one JSON array instead of a table')
+    .action(async (user: string, options: { guid?: string; json?: boolean }) =>
+      setExitCode(await withLog((opened) => history({ ...io, ...opened }, user, options))),
+    );
+
   return program;
 }
 
@@ -83,9 +142,10 @@ export async function main(
   argv: readonly string[] = process.argv,
   io: CommandIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
   withStore: WithStore = withDatabaseStore(),
+  withLog: WithLog = withDatabaseAndLog(),
 ): Promise<number> {
   let exitCode = 0;
-  const program = createProgram(io, withStore, (code) => (exitCode = code));
+  const program = createProgram(io, withStore, (code) => (exitCode = code), withLog);
   try {
     await program.parseAsync([...argv]);
     return exitCode;

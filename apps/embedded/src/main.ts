@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import { createHttpApp } from '@castlog/api';
-import { createLogger, loadConfigOrExit, onShutdown, openRuntime, runtimeLog } from '@castlog/runtime';
+import {
+  closeGracefully,
+  createLogger,
+  loadConfigOrExit,
+  onShutdown,
+  openRuntime,
+  runtimeLog,
+} from '@castlog/runtime';
 import { performance } from 'node:perf_hooks';
 import { EmbeddedAppModule } from './embedded-app.module';
 
@@ -25,10 +32,7 @@ async function main(): Promise<void> {
     `then: curl -H "Authorization: Bearer <token>" ${url}/v1/subscriptions   (API docs: ${url}/docs)`,
   );
   onShutdown(
-    async () => {
-      await app.close();
-      await runtime.close();
-    },
+    () => closeGracefully(app, runtime),
     config.SHUTDOWN_TIMEOUT,
     (message) => logger.info(message),
   );

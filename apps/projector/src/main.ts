@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createHttpApp } from '@castlog/api';
 import {
+  closeGracefully,
   createLogger,
   loadConfigOrExit,
   onShutdown,
@@ -20,10 +21,7 @@ async function main(): Promise<void> {
   await app.listen({ port: config.PORT, host: config.HOST });
   logger.info(`projector and deletion saga running; health and metrics on ${await app.getUrl()}`);
   onShutdown(
-    async () => {
-      await app.close();
-      await runtime.close();
-    },
+    () => closeGracefully(app, runtime),
     config.SHUTDOWN_TIMEOUT,
     (message) => logger.info(message),
   );

@@ -59,3 +59,16 @@ export function onShutdown(
   process.on('SIGINT', handle);
   process.on('SIGTERM', handle);
 }
+
+/** Stops in order: the HTTP server stops accepting and drains in-flight requests (the projector
+ * still runs, so they can complete), then Nest destroys the modules (consumers finish their batch),
+ * then the log, the pool and embedded PostgreSQL close. */
+export async function closeGracefully(
+  app: { getHttpAdapter(): { getInstance(): unknown }; close(): Promise<void> },
+  runtime: { close(): Promise<void> },
+): Promise<void> {
+  const server = app.getHttpAdapter().getInstance() as { close(): Promise<void> } | undefined;
+  await server?.close();
+  await app.close();
+  await runtime.close();
+}

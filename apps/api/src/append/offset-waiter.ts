@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 
 interface Waiter {
   readonly offset: number;
-  readonly resolve: () => void;
+  readonly settle: (applied: boolean) => void;
 }
 
 const RECONNECT_DELAY_MS = 1000;
@@ -52,7 +52,7 @@ export class OffsetWaiter {
     for (const waiter of waiting) {
       if (waiter.offset < next) {
         waiting.delete(waiter);
-        waiter.resolve();
+        waiter.settle(true);
       }
     }
   }
@@ -67,7 +67,7 @@ export class OffsetWaiter {
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
     const applied = new Promise<boolean>((resolve) => {
-      waiter = { offset, resolve: () => resolve(true) };
+      waiter = { offset, settle: resolve };
       const set = this.waiters.get(partition) ?? new Set<Waiter>();
       set.add(waiter);
       this.waiters.set(partition, set);
@@ -83,7 +83,7 @@ export class OffsetWaiter {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const set of this.waiters.values()) for (const waiter of set) waiter.resolve();
+    for (const set of this.waiters.values()) for (const waiter of set) waiter.settle(false);
     await this.listener?.end().catch(() => undefined);
   }
 }
