@@ -1,2 +1,3 @@
 export * from './api.module';
 export * from './http/create-http-app';
+export * from './serve';

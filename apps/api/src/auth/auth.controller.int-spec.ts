@@ -111,7 +111,7 @@ describe('with a generous rate limit', () => {
     it.each([
       ['a missing password', { username: 'alice' }, 'password must be a string'],
       ['a numeric username', { username: 1, password: 'x' }, 'username must be a string'],
-      ['an array body', [], 'body must be a JSON object'],
+      ['an array body', [], 'the body must be a JSON object'],
     ])('answers 405 for %s', async (_case, body, detail) => {
       const response = await post('/v1/auth/login', body);
       expect(response.statusCode).toBe(405);

@@ -1,0 +1,49 @@
+import {
+  closeGracefully,
+  OpenedRuntime,
+  Runtime,
+  createLogger,
+  loadConfigOrExit,
+  onShutdown,
+  openRuntime,
+  requireScaled,
+  runtimeLog,
+} from '@castlog/runtime';
+import { DynamicModule } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { createHttpApp } from './http/create-http-app';
+
+export interface ServeOptions {
+  /** The process's name in logs and messages. */
+  readonly name: string;
+  /** Scaled apps refuse to start without KAFKA_BROKERS and DATABASE_URL. */
+  readonly scaled: boolean;
+  readonly openApi: boolean;
+  readonly module: (runtime: Runtime) => DynamicModule;
+  readonly announce: (url: string, runtime: OpenedRuntime, logger: Logger) => void;
+}
+
+/** The entry points' common life: configuration, logger, runtime, HTTP on HOST:PORT, and a
+ * graceful stop on SIGINT/SIGTERM. Start-up failures print one line and exit 1. */
+export function serve(options: ServeOptions): void {
+  const run = async () => {
+    const config = loadConfigOrExit();
+    if (options.scaled) requireScaled(config, options.name);
+    const logger = createLogger(config, options.name);
+    const runtime = await openRuntime(config, runtimeLog(logger));
+    const app = await createHttpApp(options.module(runtime), config, logger, { openApi: options.openApi });
+    await app.listen({ port: config.PORT, host: config.HOST });
+    options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
+    onShutdown(
+      () => closeGracefully(app, runtime),
+      config.SHUTDOWN_TIMEOUT,
+      (message) => logger.info(message),
+    );
+  };
+  run().catch((error: unknown) => {
+    process.stderr.write(
+      `${options.name} failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}
