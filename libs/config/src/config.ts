@@ -14,7 +14,7 @@ export function parseDuration(text: string): number {
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
-/** Every setting, its default and its check. docs/configuration.md documents the same table. */
+/** Every setting, its default and its check. The README's configuration table documents each one. */
 export const configSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
