@@ -681,16 +681,16 @@ describe('DeletionCompleted finalizes a deletion', () => {
   const created = at(T1, addRequested([{ feed_url: A, guid: G1 }]));
   const requested = at(T2, deletionRequested(G1), 7);
 
-  it('marks it SUCCESS and the subscription deleted and unsubscribed at the saga instant, keeping guids and feed_urls', () =>
+  it('marks it SUCCESS and the subscription deleted and unsubscribed at the record instant, keeping guids and feed_urls', () =>
     spec
       .given(created, at(T2, updateRequested(G1, { new_guid: G2 })), at(T3, deletionRequested(G1), 7))
       .when(at(T5, deletionCompleted(7, T4)))
       .thenOutcome(RECORDED)
       .thenState((s) => {
-        expect(s.deletions.get(7)).toMatchObject({ status: 'SUCCESS', finishedAt: T4 });
+        expect(s.deletions.get(7)).toMatchObject({ status: 'SUCCESS', finishedAt: T5 });
         expect(resolved(s, G1)).toMatchObject({
-          deleted: T4,
-          subscriptionChanged: T4,
+          deleted: T5,
+          subscriptionChanged: T5,
           isSubscribed: false,
           deletionId: 7,
           feedUrl: A,
@@ -730,7 +730,7 @@ describe('DeletionCompleted finalizes a deletion', () => {
       .when(at(T5, deletionCompleted(7, T4)))
       .thenOutcome(RECORDED)
       .thenState((s) => {
-        expect(s.deletions.get(7)).toMatchObject({ status: 'SUCCESS', finishedAt: T4 });
+        expect(s.deletions.get(7)).toMatchObject({ status: 'SUCCESS', finishedAt: T5 });
         expect(resolved(s, G1)).toMatchObject({
           deleted: null,
           isSubscribed: true,
@@ -739,7 +739,7 @@ describe('DeletionCompleted finalizes a deletion', () => {
         });
       }));
 
-  it('never moves the clock back when the saga instant is older than the last one', () =>
+  it('takes effect after every earlier change of the user, even when the saga decided before them', () =>
     spec
       .given(created, requested, at(T4, updateRequested(G1, { is_subscribed: false })))
       .when(at(T5, deletionCompleted(7, T3)))
@@ -747,9 +747,9 @@ describe('DeletionCompleted finalizes a deletion', () => {
         expect(decision.changes[decision.changes.length - 1]).toEqual({
           kind: 'ClockAdvanced',
           userId: after.userId,
-          lastInstant: T4,
+          lastInstant: T5,
         });
-        expect(after.lastInstant).toBe(T4);
+        expect(resolved(after, G1).deleted).toBe(T5);
       }));
 });
 
@@ -823,7 +823,7 @@ describe('POST reinstates a deleted subscription', () => {
     spec
       .given(...deleted, at(T4, addRequested([{ feed_url: A }])), at(T5, deletionRequested(G1), 12))
       .when(at(T7, deletionCompleted(12, T6)))
-      .thenState((s) => resolved(s, G1).deleted === T6 && s.deletions.get(12)?.status === 'SUCCESS'));
+      .thenState((s) => resolved(s, G1).deleted === T7 && s.deletions.get(12)?.status === 'SUCCESS'));
 });
 
 describe('one request, one instant, monotonic per user', () => {

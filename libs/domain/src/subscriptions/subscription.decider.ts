@@ -421,33 +421,32 @@ const decideDeletion = (
   };
 };
 
-const decideCompleted = (state: UserSubscriptions, event: DeletionCompleted): Decision => {
+/** The deletion takes effect at the instant of the DeletionCompleted record (`now`), so it is a
+ * function of the log alone and stays after every earlier change of the user; the event's
+ * `deletedAt` records when the saga decided, for audit. */
+const decideCompleted = (state: UserSubscriptions, event: DeletionCompleted, now: Instant): Decision => {
   const deletion = state.deletions.get(event.deletionId);
   // Idempotent: an unknown deletion, or one already finished, changes nothing.
   if (deletion === undefined || deletion.status !== 'PENDING') return RECORDED_NOTHING;
   const changes: Change[] = [
-    { kind: 'DeletionSaved', deletion: { ...deletion, status: 'SUCCESS', finishedAt: event.deletedAt } },
+    { kind: 'DeletionSaved', deletion: { ...deletion, status: 'SUCCESS', finishedAt: now } },
   ];
   const subscription = requireSubscription(state, deletion.subscriptionId);
   // Decision: only a subscription the deletion is still attached to is deleted. A POST between the
   // DELETE and the saga's result reinstated it and detached the deletion: the user's later intent wins.
   if (subscription.deletionId === deletion.deletionId) {
-    // Finalized: deleted and subscription_changed at the saga's instant, unsubscribed; guids and
+    // Finalized: deleted and subscription_changed at the same instant, unsubscribed; guids and
     // feed_urls stay so a later POST can match and reinstate it.
     changes.push(
       saved({
         ...subscription,
         isSubscribed: false,
-        deleted: event.deletedAt,
-        subscriptionChanged: event.deletedAt,
+        deleted: now,
+        subscriptionChanged: now,
       }),
     );
   }
-  // The clock takes the saga's instant, never going back.
-  return {
-    outcome: { kind: 'Recorded' },
-    changes: finish(state, changes, Math.max(state.lastInstant, event.deletedAt)),
-  };
+  return { outcome: { kind: 'Recorded' }, changes: finish(state, changes, now) };
 };
 
 const decideFailed = (state: UserSubscriptions, event: DeletionFailed, now: Instant): Decision => {
@@ -485,7 +484,7 @@ export const decide = (state: UserSubscriptions, logged: LoggedEvent, now: Insta
     case 'DeletionRequested':
       return decideDeletion(state, event, logged.sequence, now);
     case 'DeletionCompleted':
-      return decideCompleted(state, event);
+      return decideCompleted(state, event, now);
     case 'DeletionFailed':
       return decideFailed(state, event, now);
     default: {
