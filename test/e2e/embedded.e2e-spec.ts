@@ -59,7 +59,18 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     expect(refused.code).toBe(1);
     expect(second.output()).toMatch(/already running on the data directory/);
 
+    // Writes in flight when SIGTERM arrives finish: each answers 200 (and is kept) or is refused
+    // cleanly; none hangs and none is lost once acknowledged.
+    const inFlight = Array.from({ length: 20 }, (_, i) =>
+      alice
+        .post('/v1/subscriptions', { subscriptions: [{ feed_url: `https://drain.example.com/${i}` }] })
+        .then((response) => ({ i, status: response.status }))
+        .catch(() => ({ i, status: 0 })),
+    );
     first.child.kill('SIGTERM');
+    const drained = await Promise.all(inFlight);
+    for (const { status } of drained) expect([0, 200, 503]).toContain(status);
+    const acknowledged = drained.filter((result) => result.status === 200).map((result) => result.i);
     const stopped = await first.exited(25_000);
     if (stopped.code !== 0) throw new Error(`shutdown failed:\n${first.output()}`);
     expect(stopped).toEqual({ code: 0, signal: null });
@@ -71,6 +82,12 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     const after = await aliceAgain.get(`/v1/subscriptions/${g}`);
     expect(after.status).toBe(200);
     expect(after.body.feed_url).toBe(url2);
+    const kept = await aliceAgain.get('/v1/subscriptions?per_page=100');
+    for (const i of acknowledged) {
+      expect(kept.body.subscriptions).toContainEqual(
+        expect.objectContaining({ feed_url: `https://drain.example.com/${i}` }),
+      );
+    }
     const status = await aliceAgain.get(`/v1/deletions/${deletion.body.deletion_id}`);
     expect(['PENDING', 'SUCCESS']).toContain(status.body.status);
     again.child.kill('SIGINT');
