@@ -65,7 +65,11 @@ describe('GroupCommit', () => {
 
       flush.succeed();
       await settle();
-      expect(later.map((state) => state.value)).toEqual([['result:b'], ['result:c', 'result:d'], ['result:e']]);
+      expect(later.map((state) => state.value)).toEqual([
+        ['result:b'],
+        ['result:c', 'result:d'],
+        ['result:e'],
+      ]);
     });
 
     it('flushes again at once after going idle', async () => {
@@ -126,7 +130,13 @@ describe('GroupCommit', () => {
       }
       await Promise.all(results);
 
-      expect(flush.batches).toEqual([['held'], ['aaaa', 'bbbb', 'cc'], ['dddddddddddddddd'], ['ee'], ['ffffffffff']]);
+      expect(flush.batches).toEqual([
+        ['held'],
+        ['aaaa', 'bbbb', 'cc'],
+        ['dddddddddddddddd'],
+        ['ee'],
+        ['ffffffffff'],
+      ]);
       for (const batch of flush.batches) {
         const bytes = batch.reduce((sum, item) => sum + item.length, 0);
         expect(batch.length === 1 || bytes <= 10).toBe(true);

@@ -142,6 +142,8 @@ export async function openEventLog(
     connectionString: url,
     max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)),
   });
+  // An idle client whose server went away must not crash the process (pg emits it on the pool).
+  pool.on('error', (error) => log('warn', `event log connection lost: ${error.message}`));
   const eventLog = new PostgresEventLog(pool);
   return {
     eventLog,

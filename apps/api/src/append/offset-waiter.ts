@@ -34,6 +34,8 @@ export class OffsetWaiter {
     });
     listener.on('error', (error) => {
       this.logger.warn(`offset listener lost (${error.message}); reconnecting`);
+      // Notices may be missed until we listen again: known offsets are read afresh from then on.
+      this.stored.clear();
       void listener.end().catch(() => undefined);
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), RECONNECT_DELAY_MS);
     });
@@ -73,8 +75,9 @@ export class OffsetWaiter {
       this.waiters.set(partition, set);
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    // The notice may have come before we started listening for this partition.
-    await this.refresh(partition).catch(() => undefined);
+    // Until a notice or a read has given this partition's offset since we listen, the notice may
+    // have come before: read it. Once known, every later advance arrives as a notice.
+    if (!this.stored.has(partition)) await this.refresh(partition).catch(() => undefined);
     const result = await applied;
     clearTimeout(timer);
     if (waiter) this.waiters.get(partition)?.delete(waiter);

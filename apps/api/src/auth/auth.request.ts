@@ -1,3 +1,4 @@
+import { checkUserName } from '@castlog/auth';
 import { ApiProperty } from '@nestjs/swagger';
 import { ValidationFailed } from '../http/errors';
 import { parseBodyObject } from '../http/parse';
@@ -32,4 +33,16 @@ export function parseLoginRequest(body: unknown): LoginRequest {
 /** Checks the shape of a refresh body; 405 otherwise. Unknown fields are ignored. */
 export function parseRefreshRequest(body: unknown): RefreshRequest {
   return { refresh_token: requireString(parseBodyObject(body), 'refresh_token') };
+}
+
+/** False for a name no user can have (`checkUserName`: control characters, white space, colons,
+ * over 128 characters). Such a name is answered like an unknown user without asking the database,
+ * which refuses some of them (a NUL is not valid in PostgreSQL text: the query would fail, a 500). */
+export function isPossibleUserName(name: string): boolean {
+  try {
+    checkUserName(name);
+    return true;
+  } catch {
+    return false;
+  }
 }

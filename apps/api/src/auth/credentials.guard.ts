@@ -14,7 +14,8 @@ import {
   ApiUnauthorizedResponse,
   DocumentBuilder,
 } from '@nestjs/swagger';
-import { AuthStore, authenticate } from '@castlog/auth';
+import { AuthStore, CredentialVerifier, authenticate } from '@castlog/auth';
+import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
 import { RateLimitGuard } from './rate-limit.guard';
 
@@ -34,11 +35,18 @@ export interface AuthenticatedRequest {
 export class CredentialsGuard implements CanActivate {
   constructor(@Inject(AuthStore) private readonly store: AuthStore) {}
 
+  /** The store, except that Basic credentials with a name no user can have fail without a query. */
+  private readonly verifier: CredentialVerifier = {
+    authenticateToken: (token, now) => this.store.authenticateToken(token, now),
+    authenticatePassword: (name, password) =>
+      isPossibleUserName(name) ? this.store.authenticatePassword(name, password) : Promise.resolve(null),
+  };
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const header = request.headers.authorization;
     const userId = await authenticate(
-      this.store,
+      this.verifier,
       typeof header === 'string' ? header : undefined,
       new Date(),
     );

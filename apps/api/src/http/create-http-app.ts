@@ -5,10 +5,17 @@ import { Metrics, PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { FastifyError, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { addAuthSecuritySchemes } from '../auth/credentials.guard';
-import { ErrorBodyFilter } from './error-body.filter';
+import { ValidationFailed } from './errors';
+import {
+  answerClientError,
+  answerFrameworkError,
+  answerUnmetExpectation,
+  ErrorBodyFilter,
+} from './error-body.filter';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -27,14 +34,25 @@ export async function createHttpApp(
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     },
-    forceCloseConnections: false,
+    forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // The error body for what the router and Node's HTTP parser refuse, too.
+    frameworkErrors: (error: FastifyError, _request: unknown, reply: FastifyReply) =>
+      answerFrameworkError(error, reply, config.RETRY_AFTER_SECONDS),
+    clientErrorHandler: answerClientError,
+    // Node would answer an HTTP/1.1 request without Host with a bare 400; the hook below answers it.
+    http: { requireHostHeader: false },
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: logger ? new PinoNestLogger(logger) : false,
   });
   app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.server.on('checkExpectation', answerUnmetExpectation);
+  fastify.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      throw new ValidationFailed('the Host header is missing');
+  });
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

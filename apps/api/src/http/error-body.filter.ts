@@ -1,6 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { FastifyReply } from 'fastify';
-import { ERROR_MESSAGES, errorBody, Unavailable } from './errors';
+import { FastifyError, FastifyReply } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
+import { Duplex } from 'node:stream';
+import { ERROR_MESSAGES, errorBody, Unavailable, ValidationFailed } from './errors';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="castlog", Basic realm="castlog", charset="UTF-8"';
 
@@ -67,4 +70,69 @@ export class ErrorBodyFilter implements ExceptionFilter {
     }
     void reply.status(status).type('application/json; charset=utf-8').send(body);
   }
+}
+
+/** Fastify's `frameworkErrors`: the router's own errors, answered before any route or filter runs —
+ * a path parameter longer than `maxParamLength` (Fastify's 414) or one that does not percent-decode
+ * (400). A path guid or deletion id that is not one is a validation failure: 405, error body. */
+export function answerFrameworkError(
+  error: FastifyError,
+  reply: FastifyReply,
+  retryAfterSeconds: number,
+): void {
+  const detail =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a path parameter is too long'
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'the path is not a valid URL'
+        : undefined;
+  const { status, body, headers } = toErrorResponse(
+    detail ? new ValidationFailed(detail) : error,
+    retryAfterSeconds,
+  );
+  // No route runs, so neither does the onSend hook that sets the request id.
+  void reply
+    .status(status)
+    .headers({ ...headers, 'x-request-id': String(reply.request.id) })
+    .type('application/json; charset=utf-8')
+    .send(body);
+}
+
+/** Fastify's `clientErrorHandler`: Node's HTTP parser refused the request before Fastify saw it (a bad
+ * request line, bytes not allowed in a header, broken framing, headers over the size limit, headers
+ * too slow). Fastify's default answers its own body; this answers the error body, as a validation
+ * failure (405), then closes the connection as Node does. */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const detail =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 'the request headers are too large'
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 'the request headers did not arrive in time'
+          : 'malformed HTTP request';
+    const { status, body } = toErrorResponse(new ValidationFailed(detail), 1);
+    const text = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/** The server's 'checkExpectation' listener: without one, Node answers an `Expect` other than
+ * `100-continue` with a bare 417 before Fastify sees the request. An expectation castlog cannot
+ * meet is input it cannot accept: 405 with the error body. */
+export function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const { status, body } = toErrorResponse(new ValidationFailed('unsupported Expect header'), 1);
+  const text = JSON.stringify(body);
+  response
+    .writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      'x-request-id': randomUUID(),
+      connection: 'close',
+    })
+    .end(text);
 }

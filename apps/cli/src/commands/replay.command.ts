@@ -34,13 +34,19 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Promise<number> {
   return runCommand(deps, async () => {
     const schema = options.schema ?? `${deps.liveSchema}_replay`;
-    if (!SCHEMA_NAME.test(schema)) throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
+    if (!SCHEMA_NAME.test(schema))
+      throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
     if (schema === deps.liveSchema) {
       throw new CliError(`--schema ${schema} is the live read model: a replay drops its scratch schema`);
     }
     const progress = progressReporter(deps.stderr, 'replay');
     try {
-      await replayInto({ dataSource: deps.dataSource, eventLog: deps.eventLog, schema, onProgress: progress.update });
+      await replayInto({
+        dataSource: deps.dataSource,
+        eventLog: deps.eventLog,
+        schema,
+        onProgress: progress.update,
+      });
     } finally {
       progress.stop();
     }
@@ -59,7 +65,9 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
     });
     const { events, subscriptions } = await countsOf(deps.dataSource, schema);
     if (differences.length === 0) {
-      deps.stdout.write(`replay equals the live read model: ${events} events, ${subscriptions} subscriptions\n`);
+      deps.stdout.write(
+        `replay equals the live read model: ${events} events, ${subscriptions} subscriptions\n`,
+      );
       return 0;
     }
     deps.stdout.write(
@@ -72,7 +80,10 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
 }
 
 /** Events applied (the scratch's offsets summed: the log has no gaps) and subscriptions in `schema`. */
-async function countsOf(dataSource: DataSource, schema: string): Promise<{ events: number; subscriptions: number }> {
+async function countsOf(
+  dataSource: DataSource,
+  schema: string,
+): Promise<{ events: number; subscriptions: number }> {
   const [row] = await dataSource.query(
     `SELECT (SELECT coalesce(sum(next_offset), 0) FROM "${schema}".projection_offsets)::bigint AS events,
             (SELECT count(*) FROM "${schema}".subscriptions)::bigint AS subscriptions`,
@@ -89,7 +100,8 @@ export function describeDifference({ table, key, live, replayed }: ReplayDiffere
     (column) => JSON.stringify(live[column]) !== JSON.stringify(replayed[column]),
   );
   const changes = columns.map(
-    (column) => `${column} live ${JSON.stringify(live[column])}, replayed ${JSON.stringify(replayed[column])}`,
+    (column) =>
+      `${column} live ${JSON.stringify(live[column])}, replayed ${JSON.stringify(replayed[column])}`,
   );
   return `${where}: ${changes.join('; ')}`;
 }

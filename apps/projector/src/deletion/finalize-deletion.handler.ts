@@ -19,11 +19,20 @@ interface SagaRow {
   logged: boolean;
 }
 
+/** Test-only fault injection, off unless the environment sets it: with
+ * `CASTLOG_FAULT=exit-after-deletion-transaction` the process kills itself (SIGKILL) right after
+ * step 1 commits, before step 2 — the crash test/cross-app/saga-crash.e2e-spec.ts recovers from. */
+const FAULT = process.env.CASTLOG_FAULT;
+
 /** Finalizes a deletion in two idempotent steps, each keyed by the deletion id:
  * 1. one transaction runs the cascade (the decider's DeletionCompleted changes) and records the
  *    saga's result; when it fails, it rolls back whole and the result FAILED is recorded instead;
  * 2. the result is appended to the log (DeletionCompleted / DeletionFailed) and marked logged.
- * A crash between the steps leaves an unlogged result, which the recovery sweep appends. */
+ * A crash between the steps leaves an unlogged result, which the recovery sweep appends.
+ * The read model itself changes only when the projector applies that event, at its position in the
+ * log: the cascade runs under a savepoint that is rolled back once it has succeeded, so a failing
+ * cascade (a constraint, a trigger) fails the saga, while what the projection holds stays a function
+ * of the log alone and a replay rebuilds it equal. */
 @CommandHandler(FinalizeDeletionCommand)
 export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletionCommand> {
   private readonly logger = new Logger('DeletionSaga');
@@ -46,6 +55,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
         row = await this.recordFailure(userId, deletionId, error);
       }
       if (!row) return 'ALREADY_FINALIZED';
+      if (FAULT === 'exit-after-deletion-transaction') process.kill(process.pid, 'SIGKILL');
       await this.logResult(row);
       return row.result;
     } finally {
@@ -86,7 +96,9 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       const deletedAt = Math.max(Date.now(), lastInstant + 1);
       const event: LogEvent = { type: 'DeletionCompleted', userId, deletionId, deletedAt };
       const decision = decide(state, { event, sequence: -1 }, deletedAt);
+      await sql.query('SAVEPOINT cascade');
       await writeChanges(sql, this.database.schema, decision.changes);
+      await sql.query('ROLLBACK TO SAVEPOINT cascade');
       const [row] = await sql.query<SagaRow>(
         `INSERT INTO ${this.s}.deletion_saga (deletion_id, user_id, result, deleted_at)
          VALUES ($1, $2, 'COMPLETED', $3) RETURNING *`,

@@ -54,14 +54,20 @@ export async function applyInTransaction(
   partitions: number,
 ): Promise<AppliedBatch> {
   const s = quoteIdent(schema);
-  await sql.query(
-    `INSERT INTO ${s}.projection_offsets (partition, next_offset) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
-    [batch.partition],
-  );
-  const [stored] = await sql.query<{ next_offset: string }>(
-    `SELECT next_offset FROM ${s}.projection_offsets WHERE partition = $1 FOR UPDATE`,
-    [batch.partition],
-  );
+  const lockOffset = () =>
+    sql.query<{ next_offset: string }>(
+      `SELECT next_offset FROM ${s}.projection_offsets WHERE partition = $1 FOR UPDATE`,
+      [batch.partition],
+    );
+  // One round trip once the partition has its row (every batch but its first).
+  let [stored] = await lockOffset();
+  if (!stored) {
+    await sql.query(
+      `INSERT INTO ${s}.projection_offsets (partition, next_offset) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
+      [batch.partition],
+    );
+    [stored] = await lockOffset();
+  }
   const from = Number(stored?.next_offset ?? 0);
   const records = batch.records.filter((record) => record.offset >= from);
   if (records.length === 0) return { applied: 0, nextOffset: from, acceptedDeletions: [] };
@@ -103,12 +109,13 @@ export async function applyInTransaction(
   await writeChanges(sql, schema, changes);
   await writeOutcomes(sql, schema, outcomes);
   const nextOffset = (records[records.length - 1] as LogRecord).offset + 1;
-  await sql.query(`UPDATE ${s}.projection_offsets SET next_offset = $2 WHERE partition = $1`, [
-    batch.partition,
-    nextOffset,
-  ]);
   const notice: OffsetNotice = { schema, partition: batch.partition, next: nextOffset };
-  await sql.query(`SELECT pg_notify($1, $2)`, [OFFSETS_CHANNEL, JSON.stringify(notice)]);
+  // The new offset and its notice (sent at commit) in one statement.
+  await sql.query(
+    `WITH moved AS (UPDATE ${s}.projection_offsets SET next_offset = $2 WHERE partition = $1 RETURNING partition)
+     SELECT pg_notify($3, $4) FROM moved`,
+    [batch.partition, nextOffset, OFFSETS_CHANNEL, JSON.stringify(notice)],
+  );
   return { applied: records.length, nextOffset, acceptedDeletions };
 }
 

@@ -90,26 +90,34 @@ const num = (value: string | null): number | null => (value === null ? null : Nu
 export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, clocks: Map<string, number>) {
   const s = quoteIdent(schema);
   const subscriptions = await sql.query<SubscriptionRow>(
+    // Every key and every step is one primary-key probe: LATERAL … LIMIT 1 keeps the planner from
+    // hashing a whole table per batch, which made catch-up quadratic in the read model's size.
     `WITH RECURSIVE seed(user_id, id) AS (
-         SELECT g.user_id, g.subscription_id FROM ${s}.subscription_guids g
-           JOIN unnest($1::text[], $2::uuid[]) AS k(user_id, guid) ON g.user_id = k.user_id AND g.guid = k.guid
+         SELECT k.user_id, g.subscription_id FROM unnest($1::text[], $2::uuid[]) AS k(user_id, guid)
+           CROSS JOIN LATERAL (SELECT g.subscription_id FROM ${s}.subscription_guids g
+                                WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g
          UNION
-         SELECT f.user_id, f.subscription_id FROM ${s}.subscription_feed_urls f
-           JOIN unnest($3::text[], $4::text[]) AS k(user_id, url) ON f.user_id = k.user_id AND f.normalized_feed_url = k.url
+         SELECT k.user_id, f.subscription_id FROM unnest($3::text[], $4::text[]) AS k(user_id, url)
+           CROSS JOIN LATERAL (SELECT f.subscription_id FROM ${s}.subscription_feed_urls f
+                                WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url LIMIT 1) f
          UNION
-         SELECT d.user_id, d.subscription_id FROM ${s}.deletions d
-           JOIN unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id) ON d.user_id = k.user_id AND d.deletion_id = k.deletion_id
+         SELECT k.user_id, d.subscription_id FROM unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id)
+           CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
+                                WHERE d.deletion_id = k.deletion_id AND d.user_id = k.user_id LIMIT 1) d
        ),
        reach(user_id, id) AS (
          SELECT user_id, id FROM seed
          UNION
-         SELECT sub.user_id, sub.merged_into FROM ${s}.subscriptions sub
-           JOIN reach r ON sub.user_id = r.user_id AND sub.id = r.id
-          WHERE sub.merged_into IS NOT NULL
+         SELECT r.user_id, m.merged_into FROM reach r
+           CROSS JOIN LATERAL (SELECT sub.merged_into FROM ${s}.subscriptions sub
+                                WHERE sub.user_id = r.user_id AND sub.id = r.id AND sub.merged_into IS NOT NULL
+                                LIMIT 1) m
        )
      SELECT sub.user_id, sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed,
             sub.deleted, sub.merged_into, sub.deletion_id
-       FROM ${s}.subscriptions sub JOIN reach r ON sub.user_id = r.user_id AND sub.id = r.id`,
+       FROM reach r
+       CROSS JOIN LATERAL (SELECT * FROM ${s}.subscriptions sub WHERE sub.user_id = r.user_id AND sub.id = r.id
+                            LIMIT 1) sub`,
     [
       keys.guids.map(([u]) => u),
       keys.guids.map(([, g]) => g),

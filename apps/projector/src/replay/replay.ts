@@ -34,7 +34,9 @@ export type Offsets = Map<number, number>;
  * function of the log alone. Answers the offsets reached. */
 export async function replayInto(options: ReplayOptions): Promise<Offsets> {
   const { dataSource, schema } = options;
-  if (PROTECTED_SCHEMAS.test(schema)) throw new Error(`refusing to replay into schema ${schema}`);
+  if (PROTECTED_SCHEMAS.test(schema) || (await isMigrated(dataSource, schema))) {
+    throw new Error(`refusing to replay into schema ${schema}: it is not a scratch schema`);
+  }
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -51,11 +53,25 @@ export async function replayInto(options: ReplayOptions): Promise<Offsets> {
   return catchUp(options);
 }
 
+/** True when the migrations made `schema` a live read model (the scratch's tables are never recorded). */
+async function isMigrated(dataSource: DataSource, schema: string): Promise<boolean> {
+  const names = readModelMigrations(schema).map((Migration) => new Migration().name);
+  const [table] = await dataSource.query(`SELECT to_regclass('castlog_migrations') IS NOT NULL AS found`);
+  if (!table?.found) return false;
+  const rows: unknown[] = await dataSource.query(`SELECT 1 FROM castlog_migrations WHERE name = ANY($1)`, [
+    names,
+  ]);
+  return rows.length > 0;
+}
+
 /** Applies what the log holds past the offsets stored in `schema`, up to the log's end. */
 async function catchUp({ dataSource, eventLog, schema, onProgress }: ReplayOptions): Promise<Offsets> {
   const from = complete(await storedOffsets(dataSource, schema), eventLog.partitions);
   const end = await eventLog.endOffsets();
-  const total = [...end].reduce((sum, [partition, high]) => sum + Math.max(0, high - (from.get(partition) ?? 0)), 0);
+  const total = [...end].reduce(
+    (sum, [partition, high]) => sum + Math.max(0, high - (from.get(partition) ?? 0)),
+    0,
+  );
   let done = 0;
   onProgress?.(0, total);
   await eventLog.readToEnd(async (batch: LogBatch) => {
@@ -123,7 +139,9 @@ export async function verifyReplay(options: VerifyOptions): Promise<ReplayDiffer
   const attempts = options.attempts ?? 10;
   const watcher = await LiveOffsets.watch(dataSource, liveSchema, eventLog.partitions);
   try {
-    let scratch = (await hasProjection(dataSource, schema)) ? await catchUp(options) : await replayInto(options);
+    let scratch = (await hasProjection(dataSource, schema))
+      ? await catchUp(options)
+      : await replayInto(options);
     let why = '';
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
       const live = await watcher.reach(scratch, options.liveTimeoutMs ?? 60_000);
@@ -138,7 +156,9 @@ export async function verifyReplay(options: VerifyOptions): Promise<ReplayDiffer
       }
       scratch = await catchUp(options);
     }
-    throw new Error(`could not compare the live read model with the replay after ${attempts} attempts: ${why}`);
+    throw new Error(
+      `could not compare the live read model with the replay after ${attempts} attempts: ${why}`,
+    );
   } finally {
     await watcher.close();
   }
@@ -239,17 +259,21 @@ async function compareInSnapshot(
     // The first query fixes the snapshot; everything below sees the same instant.
     const live = complete(await storedOffsets(sqlOf(runner), liveSchema), eventLog.partitions);
     const scratch = complete(await storedOffsets(sqlOf(runner), schema), eventLog.partitions);
-    if (!sameOffsets(live, scratch)) return { why: `the live projection moved on to ${describeOffsets(live)}` };
+    if (!sameOffsets(live, scratch))
+      return { why: `the live projection moved on to ${describeOffsets(live)}` };
     const [saga] = await runner.query(
       `SELECT count(*)::int AS unlogged FROM ${quoteIdent(liveSchema)}.deletion_saga WHERE NOT logged`,
     );
-    if (saga.unlogged > 0) return { why: `the deletion saga has ${saga.unlogged} result(s) not yet in the log` };
+    if (saga.unlogged > 0)
+      return { why: `the deletion saga has ${saga.unlogged} result(s) not yet in the log` };
     // A saga result logged before the snapshot is in the log by now: then the log is past the scratch.
     const end = complete(await eventLog.endOffsets(), eventLog.partitions);
     if (!sameOffsets(end, scratch)) return { why: `the log moved on to ${describeOffsets(end)}` };
     const differences: ReplayDifference[] = [];
     for (const { table, key } of COMPARED_TABLES) {
-      differences.push(...(await compareTable(runner, liveSchema, schema, table, key, limitPerTable ?? 1000)));
+      differences.push(
+        ...(await compareTable(runner, liveSchema, schema, table, key, limitPerTable ?? 1000)),
+      );
     }
     return { differences };
   } finally {

@@ -56,11 +56,14 @@ export function checkEvent(headers: EventHeaders, value: unknown): LogEvent {
   }
   const parsed = eventSchemas[headers.type as LogEventType].safeParse(value);
   if (!parsed.success || (parsed.data as LogEvent).type !== headers.type) {
-    throw new MalformedEventError(`${headers.type} does not match its schema: ${parsed.error?.message ?? 'type'}`);
+    throw new MalformedEventError(
+      `${headers.type} does not match its schema: ${parsed.error?.message ?? 'type'}`,
+    );
   }
   return value as LogEvent;
 }
 
 export const encodeValue = (value: LogEvent): string => JSON.stringify(value);
 
-export const decodeValue = (headers: EventHeaders, text: string): LogEvent => checkEvent(headers, JSON.parse(text));
+export const decodeValue = (headers: EventHeaders, text: string): LogEvent =>
+  checkEvent(headers, JSON.parse(text));

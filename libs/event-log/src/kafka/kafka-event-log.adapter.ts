@@ -1,7 +1,26 @@
-import { Admin, Consumer, IHeaders, Kafka, KafkaMessage, logLevel, Partitioners, Producer } from 'kafkajs';
+import {
+  Admin,
+  Consumer,
+  IHeaders,
+  Kafka,
+  KafkaJSError,
+  KafkaMessage,
+  logLevel,
+  Partitioners,
+  Producer,
+} from 'kafkajs';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { checkEvent, decodeValue, encodeValue, EventHeaders } from '../codec/envelope.codec';
-import { ConsumeOptions, EventEnvelope, EventLog, LogBatch, LogPosition, LogRecord, RunningConsumer } from '../event-log.port';
+import {
+  ConsumeOptions,
+  EventEnvelope,
+  EventLog,
+  LogBatch,
+  LogPosition,
+  LogRecord,
+  RunningConsumer,
+} from '../event-log.port';
 import { GroupCommit } from '../group-commit';
 
 export interface KafkaEventLogOptions {
@@ -58,17 +77,23 @@ export class KafkaEventLog implements EventLog {
         () =>
         ({ level, log }) => {
           const { message, ...extra } = log;
-          if (level <= logLevel.WARN) options.log?.(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
+          if (level <= logLevel.WARN)
+            options.log?.(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
         },
       retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5000 },
     });
-    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+    });
     this.admin = this.kafka.admin();
     this.partitionOf = partitionerFor(options.partitions);
     this.appends = new GroupCommit((envelopes) => this.send(envelopes), {
       maxItems: MAX_BATCH_MESSAGES,
       maxBytes: MAX_BATCH_BYTES,
-      sizeOf: (envelope) => JSON.stringify(envelope.value).length + 200,
+      // Bytes, not UTF-16 units: a batch of multi-byte values must stay under the topic's limit.
+      sizeOf: (envelope) => Buffer.byteLength(encodeValue(envelope.value)) + 200,
     });
   }
 
@@ -200,7 +225,14 @@ export class KafkaEventLog implements EventLog {
       autoCommit: true,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: Math.min(this.partitions, 4),
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary }) => {
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        isRunning,
+        isStale,
+        commitOffsetsIfNecessary,
+      }) => {
         await seeks.get(batch.partition);
         const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
         for (let start = 0; start < batch.messages.length; start += max) {
@@ -226,9 +258,18 @@ export class KafkaEventLog implements EventLog {
     };
   }
 
+  /** kafkajs's admin gives up at once on a retriable answer such as NOT_LEADER_FOR_PARTITION, which a
+   * broker gives for a moment after creating a topic: retry those a few times, with backoff. */
   async endOffsets(): Promise<Map<number, number>> {
-    const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
-    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
+        return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+      } catch (error) {
+        if (!(error instanceof KafkaJSError && error.retriable) || attempt >= 6) throw error;
+        await delay(100 * 2 ** attempt);
+      }
+    }
   }
 
   async readToEnd(handle: (batch: LogBatch) => Promise<void>, from?: Map<number, number>): Promise<void> {
@@ -247,7 +288,8 @@ export class KafkaEventLog implements EventLog {
       await consumer.subscribe({ topics: [topic], fromBeginning: true });
       await new Promise<void>((resolve) => {
         consumer.on(consumer.events.GROUP_JOIN, () => {
-          for (const [partition] of end) consumer.seek({ topic, partition, offset: String(from?.get(partition) ?? 0) });
+          for (const [partition] of end)
+            consumer.seek({ topic, partition, offset: String(from?.get(partition) ?? 0) });
         });
         void consumer.run({
           autoCommit: false,
@@ -258,7 +300,10 @@ export class KafkaEventLog implements EventLog {
             const messages = batch.messages.filter((m) => Number(m.offset) < high);
             try {
               if (messages.length > 0) {
-                await handle({ partition: batch.partition, records: messages.map((m) => this.toRecord(batch.partition, m)) });
+                await handle({
+                  partition: batch.partition,
+                  records: messages.map((m) => this.toRecord(batch.partition, m)),
+                });
                 resolveOffset(messages[messages.length - 1]!.offset);
               }
             } catch (error) {

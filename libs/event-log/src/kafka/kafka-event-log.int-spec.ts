@@ -6,7 +6,8 @@ import { KafkaEventLog } from './kafka-event-log.adapter';
 /** A fresh topic of 3 partitions on the test broker; `reopen` opens another adapter on it. */
 async function openKafkaLog(): Promise<EventLogUnderTest> {
   const brokers = process.env.KAFKA_BROKERS;
-  if (!brokers) throw new Error('KAFKA_BROKERS is not set: run the tests through jest (test/infra/global-setup.ts)');
+  if (!brokers)
+    throw new Error('KAFKA_BROKERS is not set: run the tests through jest (test/infra/global-setup.ts)');
   const options = {
     brokers: brokers.split(','),
     topic: uniqueName('event_log'),

@@ -1,6 +1,14 @@
 import { Pool, PoolClient } from 'pg';
 import { checkEvent } from '../codec/envelope.codec';
-import { ConsumeOptions, EventEnvelope, EventLog, LogBatch, LogPosition, LogRecord, RunningConsumer } from '../event-log.port';
+import {
+  ConsumeOptions,
+  EventEnvelope,
+  EventLog,
+  LogBatch,
+  LogPosition,
+  LogRecord,
+  RunningConsumer,
+} from '../event-log.port';
 import { GroupCommit } from '../group-commit';
 
 const CHANNEL = 'castlog_log_appended';
@@ -79,14 +87,24 @@ export class PostgresEventLog implements EventLog {
     }
   }
 
-  private async read(client: Pool | PoolClient, from: number, until: number, limit: number): Promise<LogRecord[]> {
+  private async read(
+    client: Pool | PoolClient,
+    from: number,
+    until: number,
+    limit: number,
+  ): Promise<LogRecord[]> {
     const { rows } = await client.query<EventRow>(
       `SELECT seq, key, type, version, event_id, request_id, value, appended_at
          FROM castlog_log.events WHERE seq >= $1 AND seq < $2 ORDER BY seq LIMIT $3`,
       [from, until, limit],
     );
     return rows.map((row) => {
-      const headers = { type: row.type, version: row.version, eventId: row.event_id, requestId: row.request_id };
+      const headers = {
+        type: row.type,
+        version: row.version,
+        eventId: row.event_id,
+        requestId: row.request_id,
+      };
       const value = checkEvent(headers, row.value);
       return {
         ...headers,

@@ -37,7 +37,9 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         const users = newUsers(6);
         // Keys interleaved, so a partition's messages are not adjacent in the call.
         const first = Array.from({ length: 30 }, (_, i) => deletionRequested(users[i % users.length]!));
-        const second = Array.from({ length: 12 }, (_, i) => deletionRequested(users[(i * 5) % users.length]!));
+        const second = Array.from({ length: 12 }, (_, i) =>
+          deletionRequested(users[(i * 5) % users.length]!),
+        );
 
         const firstPositions = await log.append(first);
         const between = await log.endOffsets();
@@ -45,7 +47,8 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
 
         expect(firstPositions).toHaveLength(first.length);
         expect(secondPositions).toHaveLength(second.length);
-        for (const position of [...firstPositions, ...secondPositions]) expectPosition(position, log.partitions);
+        for (const position of [...firstPositions, ...secondPositions])
+          expectPosition(position, log.partitions);
         expectConsecutivePerPartition(firstPositions, new Map());
         // The second call goes on where the first ended, partition by partition.
         expectConsecutivePerPartition(secondPositions, between);
@@ -141,8 +144,11 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         const { envelopes, positions } = await fillEveryPartition(log, 4);
         const end = await log.endOffsets();
         const group = newGroup();
-        const before = await consumeUntil(log, { group, startFrom: async () => 0 }, 'every record', (records) =>
-          reachedEnd(records, end),
+        const before = await consumeUntil(
+          log,
+          { group, startFrom: async () => 0 },
+          'every record',
+          (records) => reachedEnd(records, end),
         ).done;
         expect(before).toHaveLength(envelopes.length);
         // The reader stored its position in the middle of each partition, then the process stopped.
@@ -243,7 +249,12 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
           },
           { type: 'DeletionRequested', userId: bob, guid: randomUUID() },
           { type: 'DeletionCompleted', userId: bob, deletionId: 7, deletedAt: 1_732_400_000_123 },
-          { type: 'DeletionFailed', userId: alice, deletionId: 8, reason: 'cascade rolled back: "lock timeout" ✗' },
+          {
+            type: 'DeletionFailed',
+            userId: alice,
+            deletionId: 8,
+            reason: 'cascade rolled back: "lock timeout" ✗',
+          },
         ];
         const envelopes = events.map(envelopeOf);
 
@@ -301,6 +312,21 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         expectFoundAt(consumed, [envelope, neighbour], positions);
       });
 
+      it('accepts a burst of the largest events for one key, sized in bytes, not characters', async () => {
+        const user = newUsers(1)[0]!;
+        // Feed URLs of 3-byte characters: each event is still about 1.1 MiB, in a third of the characters.
+        const envelopes = Array.from({ length: 12 }, () => envelopeOf(largestAddRequest(user, '€')));
+        expect(Buffer.byteLength(JSON.stringify(envelopes[0]!.value))).toBeGreaterThan(1024 * 1024);
+
+        const positions = (await Promise.all(envelopes.map((envelope) => log.append([envelope])))).flat();
+
+        const read = await readAll(log);
+        expectFoundAt(read, envelopes, positions);
+        for (const envelope of envelopes) {
+          expect(read.find((r) => r.eventId === envelope.eventId)?.value).toEqual(envelope.value);
+        }
+      });
+
       it('gives distinct positive sequence numbers to all positions read', async () => {
         await fillEveryPartition(log, 3);
 
@@ -334,15 +360,16 @@ const envelopeOf = (value: LogEvent): EventEnvelope => ({
 const deletionRequested = (userId: string): EventEnvelope =>
   envelopeOf({ type: 'DeletionRequested', userId, guid: randomUUID() });
 
-/** 1000 items whose feed URLs are about 1000 characters each (some not ASCII), as a POST of 1 MiB
+/** 1000 items whose feed URLs are about 1000 bytes each (some not ASCII), as a POST of 1 MiB
  * produces: about 1.1 MiB of JSON, above Kafka's default message limit of 1 MB. */
-const largestAddRequest = (userId: string): SubscriptionsAddRequested => ({
+const largestAddRequest = (userId: string, filler = 'x'): SubscriptionsAddRequested => ({
   type: 'SubscriptionsAddRequested',
   userId,
   items: Array.from({ length: 1000 }, (_, i) => {
     const path = `https://feeds.example/${i}/${i % 10 === 0 ? 'épisodes-ß/' : ''}`;
+    const bytes = 1000 - Buffer.byteLength(path);
     return {
-      feedUrl: path + 'x'.repeat(1000 - path.length),
+      feedUrl: path + filler.repeat(Math.floor(bytes / Buffer.byteLength(filler))),
       ...(i % 2 === 0 ? { guid: randomUUID() } : {}),
       candidateGuid: randomUUID(),
     };
@@ -367,7 +394,9 @@ async function fillEveryPartition(
     positions.push(...answered);
     for (const { partition } of answered) counts.set(partition, (counts.get(partition) ?? 0) + 1);
   }
-  throw new Error(`after 50 calls some partition still holds fewer than ${perPartition} records: ${[...counts]}`);
+  throw new Error(
+    `after 50 calls some partition still holds fewer than ${perPartition} records: ${[...counts]}`,
+  );
 }
 
 // --- readers ------------------------------------------------------------------------------------
@@ -417,7 +446,10 @@ function consumeUntil(
   const done = (async () => {
     const running = await consumer;
     const timer = setTimeout(
-      () => failed(new Error(`timed out after ${DELIVERY_DEADLINE_MS} ms waiting for ${what} (got ${records.length})`)),
+      () =>
+        failed(
+          new Error(`timed out after ${DELIVERY_DEADLINE_MS} ms waiting for ${what} (got ${records.length})`),
+        ),
       DELIVERY_DEADLINE_MS,
     );
     try {
@@ -434,22 +466,24 @@ function consumeUntil(
 /** True when `records` include the last record before `end` in every partition. */
 const reachedEnd = (records: readonly LogRecord[], end: Map<number, number>): boolean =>
   [...end].every(
-    ([partition, next]) => next === 0 || records.some((r) => r.partition === partition && r.offset === next - 1),
+    ([partition, next]) =>
+      next === 0 || records.some((r) => r.partition === partition && r.offset === next - 1),
   );
 
 // --- expectations -------------------------------------------------------------------------------
 
 const positionKey = ({ partition, offset }: LogPosition): string => `${partition}:${offset}`;
 
-const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
 const byPosition = (records: readonly LogRecord[]): LogRecord[] =>
   [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 
 function expectPosition(position: LogPosition, partitions: number): void {
-  expect(Number.isInteger(position.partition) && position.partition >= 0 && position.partition < partitions).toBe(
-    true,
-  );
+  expect(
+    Number.isInteger(position.partition) && position.partition >= 0 && position.partition < partitions,
+  ).toBe(true);
   expect(Number.isSafeInteger(position.offset) && position.offset >= 0).toBe(true);
 }
 
@@ -490,12 +524,18 @@ function from(
   envelopes: readonly EventEnvelope[],
   positions: readonly LogPosition[],
 ): [EventEnvelope[], LogPosition[]] {
-  const kept = positions.map((p, i) => [p, i] as const).filter(([p]) => p.offset >= (start.get(p.partition) ?? 0));
+  const kept = positions
+    .map((p, i) => [p, i] as const)
+    .filter(([p]) => p.offset >= (start.get(p.partition) ?? 0));
   return [kept.map(([, i]) => envelopes[i]!), kept.map(([p]) => p)];
 }
 
 /** In each partition the records run exactly from `from` (default 0) to `end`, once each, in order. */
-function expectExactlyFrom(records: readonly LogRecord[], from: Map<number, number>, end: Map<number, number>): void {
+function expectExactlyFrom(
+  records: readonly LogRecord[],
+  from: Map<number, number>,
+  end: Map<number, number>,
+): void {
   for (const [partition, next] of end) {
     const offsets = records.filter((r) => r.partition === partition).map((r) => r.offset);
     expect({ partition, offsets }).toEqual({ partition, offsets: range(from.get(partition) ?? 0, next) });

@@ -1,0 +1,178 @@
+import { feed, guid, ISO_MS } from '../../../../test/support/contract';
+import { CastlogUnderTest, startCastlog, TestUser } from '../../../../test/support/start-castlog';
+import { history, HistoryDeps, HistoryEntry } from './history.command';
+
+function io() {
+  const stdout = { text: '', write: (chunk: string) => (stdout.text += chunk) };
+  const stderr = { text: '', write: (chunk: string) => (stderr.text += chunk) };
+  return { stdout, stderr };
+}
+
+describe('castlog history', () => {
+  let app: CastlogUnderTest;
+  let alice: TestUser;
+  /** alice's subscriptions: `a` (added, unsubscribed, re-guided to a2, deleted), `b` (merged into a2),
+   * `c` (added alone, untouched afterwards). */
+  const [a, a2, b, c] = [guid(), guid(), guid(), guid()];
+  const [aUrl, bUrl, cUrl] = [feed('a'), feed('b'), feed('c')];
+  let deletionId: number;
+
+  const deps = (): HistoryDeps & ReturnType<typeof io> => ({
+    ...io(),
+    dataSource: app.runtime.database.dataSource,
+    eventLog: app.runtime.eventLog,
+    schema: app.runtime.database.schema,
+  });
+
+  const json = async (user: string, guidFilter?: string): Promise<HistoryEntry[]> => {
+    const d = deps();
+    expect(await history(d, user, { json: true, guid: guidFilter })).toBe(0);
+    return JSON.parse(d.stdout.text) as HistoryEntry[];
+  };
+
+  beforeAll(async () => {
+    app = await startCastlog();
+    alice = await app.freshUser();
+    const bob = await app.freshUser();
+    const as = app.as(alice);
+    const ok = (status: number) => expect(status).toBe(200);
+    ok(
+      (
+        await as.post('/v1/subscriptions', {
+          subscriptions: [
+            { feed_url: aUrl, guid: a },
+            { feed_url: bUrl, guid: b },
+          ],
+        })
+      ).status,
+    );
+    ok((await app.as(bob).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed() }] })).status);
+    ok((await as.post('/v1/subscriptions', { subscriptions: [{ feed_url: cUrl, guid: c }] })).status);
+    ok((await as.patch(`/v1/subscriptions/${a}`, { is_subscribed: false })).status);
+    ok((await as.patch(`/v1/subscriptions/${a}`, { new_guid: a2 })).status);
+    ok((await as.patch(`/v1/subscriptions/${b}`, { new_guid: a2 })).status);
+    expect((await as.patch(`/v1/subscriptions/${guid()}`, { is_subscribed: true })).status).toBe(404);
+    const deletion = await as.delete(`/v1/subscriptions/${a}`);
+    expect(deletion.status).toBe(202);
+    deletionId = deletion.body.deletion_id;
+    await app.until('the deletion is logged and applied', async () => {
+      const entries = await json(alice.name);
+      return entries.some((entry) => entry.type === 'DeletionCompleted' && entry.result === 'recorded');
+    });
+    expect((await as.patch(`/v1/subscriptions/${a2}`, { is_subscribed: true })).status).toBe(410);
+  }, 60_000);
+  afterAll(() => app?.close());
+
+  it("prints the user's events in log order as a table: time, event, request, outcome", async () => {
+    const d = deps();
+    expect(await history(d, alice.name)).toBe(0);
+    const rows = d.stdout.text
+      .split('\n')
+      .filter((line) => /^│ \d{4}-/.test(line))
+      .map((line) =>
+        line
+          .split('│')
+          .slice(1, -1)
+          .map((cell) => cell.trim()),
+      );
+    expect(rows.map(([time]) => time)).toEqual(rows.map(() => expect.stringMatching(ISO_MS)));
+    expect(rows.map(([, event, request, outcome]) => [event, request, outcome])).toEqual([
+      [
+        'SubscriptionsAddRequested',
+        expect.stringMatching(
+          /^POST 2 items: https:\/\/a\.example\.com\/.*…, https:\/\/b\.example\.com\/.*…$/,
+        ),
+        'added 2, failed 0',
+      ],
+      [
+        'SubscriptionsAddRequested',
+        expect.stringMatching(/^POST 1 item: https:\/\/c\.example/),
+        'added 1, failed 0',
+      ],
+      ['SubscriptionUpdateRequested', `PATCH ${a} is_subscribed=false`, 'updated is_subscribed=false'],
+      ['SubscriptionUpdateRequested', `PATCH ${a} new_guid=${a2}`, `updated guid=${a2}`],
+      ['SubscriptionUpdateRequested', `PATCH ${b} new_guid=${a2}`, `updated guid=${a2}`],
+      [
+        'SubscriptionUpdateRequested',
+        expect.stringMatching(/^PATCH [0-9a-f-]{36} is_subscribed=true$/),
+        '404',
+      ],
+      ['DeletionRequested', `DELETE ${a}`, `deletion #${deletionId} accepted`],
+      [
+        'DeletionCompleted',
+        expect.stringMatching(new RegExp(`^DeletionCompleted #${deletionId} at \\d{4}-`)),
+        'recorded',
+      ],
+      ['SubscriptionUpdateRequested', `PATCH ${a2} is_subscribed=true`, '410'],
+    ]);
+    const times = rows.map(([time]) => Date.parse(time!));
+    expect([...times].sort((x, y) => x - y)).toEqual(times);
+  });
+
+  it('prints one JSON array with the events, their positions and outcomes', async () => {
+    const entries = await json(alice.name);
+    expect(entries).toHaveLength(9);
+    expect(entries[0]).toEqual({
+      time: expect.stringMatching(ISO_MS),
+      partition: expect.any(Number),
+      offset: expect.any(Number),
+      type: 'SubscriptionsAddRequested',
+      requestId: expect.any(String),
+      request: expect.stringMatching(/^POST 2 items/),
+      result: 'added 2, failed 0',
+      event: expect.objectContaining({ type: 'SubscriptionsAddRequested', userId: alice.id }),
+      outcome: expect.objectContaining({ kind: 'Added', failure: [] }),
+      instant: expect.stringMatching(ISO_MS),
+    });
+    const offsets = entries.map((entry) => entry.offset);
+    expect([...offsets].sort((x, y) => x - y)).toEqual(offsets);
+    expect(new Set(entries.map((entry) => entry.partition)).size).toBe(1);
+  });
+
+  it('with --guid, keeps the events of that subscription: any guid of its chain, merged ones, its deletion', async () => {
+    const byNewGuid = await json(alice.name, a2);
+    expect(byNewGuid.map((entry) => entry.request.replace(/:.*$/, '').replace(/ at .*$/, ''))).toEqual([
+      'POST 2 items',
+      `PATCH ${a} is_subscribed=false`,
+      `PATCH ${a} new_guid=${a2}`,
+      `PATCH ${b} new_guid=${a2}`,
+      `DELETE ${a}`,
+      `DeletionCompleted #${deletionId}`,
+      `PATCH ${a2} is_subscribed=true`,
+    ]);
+    expect(await json(alice.name, a.toUpperCase())).toEqual(byNewGuid);
+
+    const onlyC = await json(alice.name, c);
+    expect(onlyC.map((entry) => entry.request)).toEqual([
+      expect.stringMatching(/^POST 1 item: https:\/\/c\./),
+    ]);
+  });
+
+  it('with a guid the read model does not know, keeps the events naming it and says so', async () => {
+    const unknown = guid();
+    const d = deps();
+    expect(await history(d, alice.name, { guid: unknown })).toBe(0);
+    expect(d.stderr.text).toBe(
+      `guid ${unknown} is not in the read model: showing the events that name it\nno events for ${alice.name} and guid ${unknown}\n`,
+    );
+    expect(d.stdout.text).toBe('');
+  });
+
+  it('finds the user by id too, and answers 1 with one line for an unknown user or a bad guid', async () => {
+    expect(await json(alice.id)).toEqual(await json(alice.name));
+    const nobody = deps();
+    expect(await history(nobody, 'nobody-at-all')).toBe(1);
+    expect(nobody.stderr.text).toBe('castlog: no user nobody-at-all\n');
+    const bad = deps();
+    expect(await history(bad, alice.name, { guid: 'not-a-guid' })).toBe(1);
+    expect(bad.stderr.text).toBe('castlog: --guid must be a UUID, not not-a-guid\n');
+  });
+
+  it('shows a user with no events as an empty history', async () => {
+    const carol = await app.freshUser();
+    expect(await json(carol.name)).toEqual([]);
+    const d = deps();
+    expect(await history(d, carol.name)).toBe(0);
+    expect(d.stderr.text).toBe(`no events for ${carol.name}\n`);
+  });
+});

@@ -1,0 +1,262 @@
+import { checkFeedUrl, isGuid, LogEvent, normalizeGuid, RequestOutcome, toIso } from '@castlog/domain';
+import { EventLog, LogRecord } from '@castlog/event-log';
+import Table from 'cli-table3';
+import { DataSource } from 'typeorm';
+import { CliError, CommandIo, runCommand } from './command-io';
+
+export interface HistoryDeps extends Omit<CommandIo, 'stdin'> {
+  readonly dataSource: DataSource;
+  readonly eventLog: EventLog;
+  /** The live read model's schema (READ_MODEL_SCHEMA), where the outcomes are. */
+  readonly schema: string;
+}
+
+export interface HistoryOptions {
+  /** Only the events that concern the subscription with this guid. */
+  readonly guid?: string;
+  readonly json?: boolean;
+}
+
+/** One event of the history, as `--json` prints it. */
+export interface HistoryEntry {
+  /** The log's append time. */
+  readonly time: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly type: LogEvent['type'];
+  readonly requestId: string;
+  /** What was asked, in one line. */
+  readonly request: string;
+  /** What it did, in one line; `not applied yet` while the projection has not reached it. */
+  readonly result: string;
+  readonly event: LogEvent;
+  readonly outcome: RequestOutcome | null;
+  /** The instant the projection decided it at (the service's "now" for it). */
+  readonly instant: string | null;
+}
+
+/** `castlog history <user> [--guid <guid>] [--json]`: the user's events, read from the log in log
+ * order, each with the outcome the projection stored for it. */
+export function history(deps: HistoryDeps, user: string, options: HistoryOptions = {}): Promise<number> {
+  return runCommand(deps, async () => {
+    const userId = await userIdOf(deps.dataSource, user);
+    const s = `"${deps.schema}"`;
+    const concerns =
+      options.guid === undefined ? () => true : await subscriptionFilter(deps, userId, options.guid);
+
+    const outcomes: { partition: number; offset: string; outcome: RequestOutcome; instant: string }[] =
+      await deps.dataSource.query(
+        `SELECT partition, "offset", outcome, instant FROM ${s}.request_outcomes WHERE user_id = $1`,
+        [userId],
+      );
+    const outcomeAt = new Map(outcomes.map((row) => [`${row.partition}:${row.offset}`, row]));
+
+    const records: LogRecord[] = [];
+    await deps.eventLog.readToEnd(
+      async (batch) => {
+        for (const record of batch.records)
+          if (record.key === userId && concerns(record.value)) records.push(record);
+      },
+      await startOf(deps, userId),
+    );
+    records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+
+    const entries: HistoryEntry[] = records.map((record) => {
+      const stored = outcomeAt.get(`${record.partition}:${record.offset}`);
+      const outcome = stored?.outcome ?? null;
+      return {
+        time: toIso(record.timestamp),
+        partition: record.partition,
+        offset: record.offset,
+        type: record.value.type,
+        requestId: record.requestId,
+        request: describeRequest(record.value),
+        result: outcome === null ? 'not applied yet' : describeOutcome(outcome),
+        event: record.value,
+        outcome,
+        instant: stored ? toIso(Number(stored.instant)) : null,
+      };
+    });
+
+    if (options.json) {
+      deps.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+      return 0;
+    }
+    if (entries.length === 0) {
+      deps.stderr.write(
+        `no events for ${user}${options.guid === undefined ? '' : ` and guid ${options.guid}`}\n`,
+      );
+      return 0;
+    }
+    const table = new Table({
+      head: ['time', 'event', 'request', 'outcome'],
+      style: { head: [], border: [], compact: true },
+    });
+    for (const entry of entries) table.push([entry.time, entry.type, entry.request, entry.result]);
+    deps.stdout.write(`${table.toString()}\n`);
+    return 0;
+  });
+}
+
+/** The user's id, by name (or by id). */
+async function userIdOf(dataSource: DataSource, user: string): Promise<string> {
+  const rows: { id: string }[] = await dataSource.query(
+    `SELECT id FROM castlog_auth.users WHERE name = $1
+     UNION ALL
+     SELECT id FROM castlog_auth.users WHERE $2::uuid IS NOT NULL AND id = $2::uuid
+     LIMIT 1`,
+    [user, isGuid(user) ? normalizeGuid(user) : null],
+  );
+  const row = rows[0];
+  if (!row) throw new CliError(`no user ${user}`);
+  return row.id;
+}
+
+/** Where to start reading: from the user's first applied record in its partition when the
+ * projection knows one (a user's events are all in one partition), else from the beginning. */
+async function startOf(deps: HistoryDeps, userId: string): Promise<Map<number, number> | undefined> {
+  const [first]: { partition: number; offset: string }[] = await deps.dataSource.query(
+    `SELECT partition, min("offset") AS offset FROM "${deps.schema}".request_outcomes
+      WHERE user_id = $1 GROUP BY partition ORDER BY partition LIMIT 1`,
+    [userId],
+  );
+  if (!first) return undefined;
+  const from = await deps.eventLog.endOffsets();
+  from.set(first.partition, Number(first.offset));
+  return from;
+}
+
+/** Everything the read model knows of the subscription `guid` resolves to: the guids, normalised
+ * feed_urls and deletions of it and of the subscriptions merged into it. An event concerns it when
+ * it names one of them. A guid the read model does not know keeps the events naming that guid. */
+async function subscriptionFilter(
+  deps: HistoryDeps,
+  userId: string,
+  guid: string,
+): Promise<(event: LogEvent) => boolean> {
+  if (!isGuid(guid)) throw new CliError(`--guid must be a UUID, not ${guid}`);
+  const s = `"${deps.schema}"`;
+  const [family]: { guids: string[] | null; feed_urls: string[] | null; deletion_ids: string[] | null }[] =
+    await deps.dataSource.query(
+      `WITH RECURSIVE up(id, depth) AS (
+           SELECT subscription_id, 0 FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
+           UNION ALL
+           SELECT sub.merged_into, up.depth + 1 FROM up
+             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = up.id
+            WHERE sub.merged_into IS NOT NULL AND up.depth < 100
+         ),
+         final AS (SELECT id FROM up ORDER BY depth DESC LIMIT 1),
+         family(id, depth) AS (
+           SELECT id, 0 FROM final
+           UNION ALL
+           SELECT sub.id, family.depth + 1 FROM family
+             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.merged_into = family.id
+            WHERE family.depth < 100
+         )
+       SELECT (SELECT array_agg(guid::text) FROM ${s}.subscription_guids
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS guids,
+              (SELECT array_agg(normalized_feed_url) FROM ${s}.subscription_feed_urls
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS feed_urls,
+              (SELECT array_agg(deletion_id::text) FROM ${s}.deletions
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS deletion_ids`,
+      [userId, normalizeGuid(guid)],
+    );
+  const guids = new Set(family?.guids ?? []);
+  if (guids.size === 0) {
+    deps.stderr.write(`guid ${guid} is not in the read model: showing the events that name it\n`);
+    guids.add(normalizeGuid(guid));
+  }
+  const feedUrls = new Set(family?.feed_urls ?? []);
+  const deletionIds = new Set((family?.deletion_ids ?? []).map(Number));
+  const hasGuid = (value: unknown) => isGuid(value) && guids.has(normalizeGuid(value));
+  const hasFeedUrl = (value: unknown) => {
+    const checked = checkFeedUrl(value);
+    return checked.ok && feedUrls.has(checked.normalized);
+  };
+  return (event) => {
+    switch (event.type) {
+      case 'SubscriptionsAddRequested':
+        return event.items.some(
+          (item) => hasGuid(item.guid) || hasGuid(item.candidateGuid) || hasFeedUrl(item.feedUrl),
+        );
+      case 'SubscriptionUpdateRequested':
+        return hasGuid(event.guid) || hasGuid(event.newGuid) || hasFeedUrl(event.newFeedUrl);
+      case 'DeletionRequested':
+        return hasGuid(event.guid);
+      case 'DeletionCompleted':
+      case 'DeletionFailed':
+        return deletionIds.has(event.deletionId);
+      default: {
+        const never: never = event;
+        throw new Error(`unknown event ${JSON.stringify(never)}`);
+      }
+    }
+  };
+}
+
+const MAX_URL = 40;
+const MAX_URLS = 3;
+
+const short = (text: string, max = MAX_URL): string =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+
+/** The request in one line: `POST 2 items: https://a…, https://b…`, `PATCH <guid> is_subscribed=false`. */
+export function describeRequest(event: LogEvent): string {
+  switch (event.type) {
+    case 'SubscriptionsAddRequested': {
+      const urls = event.items.map((item) =>
+        short(typeof item.feedUrl === 'string' ? item.feedUrl : JSON.stringify(item.feedUrl)),
+      );
+      const more = urls.length > MAX_URLS ? `, +${urls.length - MAX_URLS} more` : '';
+      const count = `${event.items.length} item${event.items.length === 1 ? '' : 's'}`;
+      return `POST ${count}: ${urls.slice(0, MAX_URLS).join(', ')}${more}`;
+    }
+    case 'SubscriptionUpdateRequested': {
+      const fields = [
+        ...(event.newFeedUrl !== undefined ? [`new_feed_url=${short(event.newFeedUrl)}`] : []),
+        ...(event.newGuid !== undefined ? [`new_guid=${event.newGuid}`] : []),
+        ...(event.isSubscribed !== undefined ? [`is_subscribed=${event.isSubscribed}`] : []),
+      ];
+      return `PATCH ${event.guid} ${fields.join(' ')}`;
+    }
+    case 'DeletionRequested':
+      return `DELETE ${event.guid}`;
+    case 'DeletionCompleted':
+      return `DeletionCompleted #${event.deletionId} at ${toIso(event.deletedAt)}`;
+    case 'DeletionFailed':
+      return `DeletionFailed #${event.deletionId}: ${short(event.reason, 60)}`;
+    default: {
+      const never: never = event;
+      throw new Error(`unknown event ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** The stored outcome in one line: `added 2, failed 0`, `404`, `deletion #7 accepted`. */
+export function describeOutcome(outcome: RequestOutcome): string {
+  switch (outcome.kind) {
+    case 'Added':
+      return `added ${outcome.success.length}, failed ${outcome.failure.length}`;
+    case 'Updated': {
+      const changed = outcome.changed;
+      const fields = [
+        ...(changed.newFeedUrl !== undefined ? [`feed_url=${short(changed.newFeedUrl)}`] : []),
+        ...(changed.newGuid !== undefined ? [`guid=${changed.newGuid}`] : []),
+        ...(changed.isSubscribed !== undefined ? [`is_subscribed=${changed.isSubscribed}`] : []),
+      ];
+      return fields.length === 0 ? 'unchanged' : `updated ${fields.join(' ')}`;
+    }
+    case 'DeletionAccepted':
+      return `deletion #${outcome.deletionId} accepted`;
+    case 'NotFound':
+      return '404';
+    case 'Gone':
+      return '410';
+    case 'Recorded':
+      return 'recorded';
+    default: {
+      const never: never = outcome;
+      throw new Error(`unknown outcome ${JSON.stringify(never)}`);
+    }
+  }
+}

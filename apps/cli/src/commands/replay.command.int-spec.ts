@@ -1,0 +1,194 @@
+import { replayInto, verifyReplay } from '@castlog/projector';
+import { feed, guid } from '../../../../test/support/contract';
+import { uniqueName } from '../../../../test/support/databases';
+import {
+  CastlogUnderTest,
+  EventLogKind,
+  startCastlog,
+  TestUser,
+} from '../../../../test/support/start-castlog';
+import { replay, ReplayDeps } from './replay.command';
+
+/** stdout and stderr collected as text; stderr a terminal when asked. */
+function io(tty = false) {
+  const stdout = { text: '', write: (chunk: string) => (stdout.text += chunk) };
+  const stderr = { text: '', isTTY: tty, columns: 120, write: (chunk: string) => (stderr.text += chunk) };
+  return { stdout, stderr };
+}
+
+describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log', (log) => {
+  let app: CastlogUnderTest;
+  let alice: TestUser;
+  let bob: TestUser;
+
+  const deps = (tty = false): ReplayDeps & ReturnType<typeof io> => ({
+    ...io(tty),
+    dataSource: app.runtime.database.dataSource,
+    eventLog: app.runtime.eventLog,
+    liveSchema: app.runtime.database.schema,
+  });
+
+  /** Every kind of event: adds (one item invalid), updates, a merge, a 404, a deletion finalized by the
+   * saga, and a POST that reinstates the deleted subscription. */
+  async function writeHistory(user: TestUser) {
+    const as = app.as(user);
+    const [a, b] = [guid(), guid()];
+    const added = await as.post('/v1/subscriptions', {
+      subscriptions: [
+        { feed_url: feed(), guid: a },
+        { feed_url: feed(), guid: b },
+        { feed_url: feed() },
+        { feed_url: 'ftp://x' },
+      ],
+    });
+    expect(added.status).toBe(200);
+    expect((await as.patch(`/v1/subscriptions/${a}`, { is_subscribed: false })).status).toBe(200);
+    expect(
+      (await as.patch(`/v1/subscriptions/${a}`, { new_guid: guid(), new_feed_url: feed('moved') })).status,
+    ).toBe(200);
+    expect((await as.patch(`/v1/subscriptions/${b}`, { new_guid: a })).status).toBe(200);
+    expect((await as.patch(`/v1/subscriptions/${guid()}`, { is_subscribed: true })).status).toBe(404);
+    const deletion = await as.delete(`/v1/subscriptions/${a}`);
+    expect(deletion.status).toBe(202);
+    await app.until('the deletion finishes', async () => {
+      const status = await as.get(`/v1/deletions/${deletion.body.deletion_id}`);
+      return status.body.status === 'SUCCESS';
+    });
+    expect(
+      (await as.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed(), guid: a }] })).status,
+    ).toBe(200);
+  }
+
+  beforeAll(async () => {
+    app = await startCastlog({ log });
+    [alice, bob] = [await app.freshUser(), await app.freshUser()];
+    await Promise.all([writeHistory(alice), writeHistory(bob)]);
+  }, 120_000);
+  afterAll(() => app?.close());
+
+  it('rebuilds the read model from the log and finds it equal to the live one', async () => {
+    const d = deps();
+    expect(await replay(d, { verify: true, schema: uniqueName('scratch') })).toBe(0);
+    expect(d.stdout.text).toMatch(/^replay equals the live read model: \d+ events, \d+ subscriptions\n$/);
+    const [, events, subscriptions] = /(\d+) events, (\d+) subscriptions/.exec(d.stdout.text)!.map(Number);
+    const [live] = await app.runtime.database.dataSource.query(
+      `SELECT (SELECT count(*) FROM "${app.runtime.database.schema}".request_outcomes)::int AS events,
+              (SELECT count(*) FROM "${app.runtime.database.schema}".subscriptions)::int AS subscriptions`,
+    );
+    expect({ events, subscriptions }).toEqual(live);
+    expect(subscriptions).toBeGreaterThanOrEqual(6);
+    // Not a terminal: progress as plain lines on stderr, with the rate and the ETA.
+    expect(d.stderr.text).toMatch(/^replay: 0\/\d+ events \(0%\), \d+ events\/s, ETA \?\n/);
+    expect(d.stderr.text).toMatch(/replay: \d+ events in \d+\.\d s \(\d+ events\/s\)\n/);
+    expect(d.stderr.text).not.toContain('\u001b');
+  });
+
+  it('without --verify, replays into the default scratch schema, dropping what it held', async () => {
+    const scratch = `${app.runtime.database.schema}_replay`;
+    const first = deps();
+    expect(await replay(first)).toBe(0);
+    expect(first.stdout.text).toMatch(
+      new RegExp(`^replayed (\\d+) events into schema ${scratch}: (\\d+) subscriptions\\n$`),
+    );
+    await app.runtime.database.dataSource.query(
+      `UPDATE "${scratch}".subscriptions SET feed_url = 'https://stale.example/'`,
+    );
+    const second = deps();
+    expect(await replay(second)).toBe(0);
+    expect(second.stdout.text).toBe(first.stdout.text);
+    const stale = await app.runtime.database.dataSource.query(
+      `SELECT 1 FROM "${scratch}".subscriptions WHERE feed_url = 'https://stale.example/'`,
+    );
+    expect(stale).toEqual([]);
+  });
+
+  it('prints each difference and exits 1 when the live read model was changed behind the log', async () => {
+    const { dataSource, schema } = app.runtime.database;
+    const [sub] = await dataSource.query(
+      `SELECT id FROM "${schema}".subscriptions WHERE user_id = $1 AND deleted IS NULL AND merged_into IS NULL LIMIT 1`,
+      [alice.id],
+    );
+    const [guidRow] = await dataSource.query(
+      `SELECT * FROM "${schema}".subscription_guids WHERE user_id = $1 LIMIT 1`,
+      [bob.id],
+    );
+    await dataSource.query(
+      `UPDATE "${schema}".subscriptions SET is_subscribed = NOT is_subscribed WHERE user_id = $1 AND id = $2`,
+      [alice.id, sub.id],
+    );
+    await dataSource.query(`DELETE FROM "${schema}".subscription_guids WHERE user_id = $1 AND guid = $2`, [
+      bob.id,
+      guidRow.guid,
+    ]);
+    try {
+      const d = deps();
+      expect(await replay(d, { verify: true, schema: uniqueName('scratch') })).toBe(1);
+      const lines = d.stdout.text.trimEnd().split('\n');
+      expect(lines[0]).toMatch(
+        /^2 differences between the live read model \(schema \w+\) and the replay \(schema \w+\) of \d+ events:$/,
+      );
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          new RegExp(
+            `^subscriptions \\{"id": ?"${sub.id}", ?"user_id": ?"${alice.id}"\\}: is_subscribed live (true|false), replayed (true|false)$`,
+          ),
+        ),
+      );
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^subscription_guids \\{.*"${guidRow.guid}".*\\}: only in the replay: \\{.*\\}$`),
+        ),
+      );
+    } finally {
+      await dataSource.query(
+        `UPDATE "${schema}".subscriptions SET is_subscribed = NOT is_subscribed WHERE user_id = $1 AND id = $2`,
+        [alice.id, sub.id],
+      );
+      await dataSource.query(
+        `INSERT INTO "${schema}".subscription_guids (user_id, guid, subscription_id, since, position) VALUES ($1, $2, $3, $4, $5)`,
+        [guidRow.user_id, guidRow.guid, guidRow.subscription_id, guidRow.since, guidRow.position],
+      );
+    }
+    expect(await replay(deps(), { verify: true, schema: uniqueName('scratch') })).toBe(0);
+  });
+
+  it('catches a scratch schema that the log has moved past up before comparing', async () => {
+    const scratch = uniqueName('scratch');
+    const options = {
+      dataSource: app.runtime.database.dataSource,
+      eventLog: app.runtime.eventLog,
+      schema: scratch,
+    };
+    const before = await replayInto(options);
+    await writeHistory(await app.freshUser());
+    expect(await verifyReplay({ ...options, liveSchema: app.runtime.database.schema })).toEqual([]);
+    const [after] = await app.runtime.database.dataSource.query(
+      `SELECT sum(next_offset)::int AS events FROM "${scratch}".projection_offsets`,
+    );
+    expect(after.events).toBeGreaterThan([...before.values()].reduce((sum, next) => sum + next, 0));
+  }, 60_000);
+
+  it('shows a progress bar with the rate and the ETA on a terminal', async () => {
+    const d = deps(true);
+    expect(await replay(d, { schema: uniqueName('scratch') })).toBe(0);
+    expect(d.stderr.text).toMatch(/replay \[.*\] \d+% \| \d+\/\d+ events \| \d+ events\/s \| ETA /);
+  });
+
+  it('refuses the live schema, or a name that is not a plain identifier, as the scratch schema', async () => {
+    const live = deps();
+    expect(await replay(live, { schema: app.runtime.database.schema })).toBe(1);
+    expect(live.stderr.text).toBe(
+      `castlog: --schema ${app.runtime.database.schema} is the live read model: a replay drops its scratch schema\n`,
+    );
+    const bad = deps();
+    expect(await replay(bad, { schema: 'x"; DROP SCHEMA castlog_auth' })).toBe(1);
+    expect(bad.stderr.text).toMatch(/^castlog: --schema must be a lower-case SQL identifier/);
+    expect(live.stdout.text + bad.stdout.text).toBe('');
+    // Below the CLI too: a schema the migrations made is never dropped.
+    for (const schema of [app.runtime.database.schema, 'castlog_auth']) {
+      await expect(
+        replayInto({ dataSource: app.runtime.database.dataSource, eventLog: app.runtime.eventLog, schema }),
+      ).rejects.toThrow(`refusing to replay into schema ${schema}: it is not a scratch schema`);
+    }
+  });
+});

@@ -1,0 +1,162 @@
+import { createHttpApp } from '@castlog/api';
+import { AuthStore } from '@castlog/auth';
+import { Config, loadConfig } from '@castlog/config';
+import { Metrics, OpenedRuntime, openRuntime } from '@castlog/runtime';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Kafka, logLevel } from 'kafkajs';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { EmbeddedAppModule } from '../../apps/embedded/src/embedded-app.module';
+
+/** A unique lower-case name for this run's databases, topics and schemas. */
+export const uniqueName = (prefix: string): string =>
+  `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+
+const withDatabase = (serverUrl: string, database: string): string => {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+};
+
+async function onServer<T>(serverUrl: string, run: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database on the server, and how to drop it. */
+export async function createDatabase(
+  serverUrl: string,
+  name: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  await onServer(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  return {
+    url: withDatabase(serverUrl, name),
+    drop: () =>
+      onServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => undefined,
+      ),
+  };
+}
+
+export async function deleteTopics(brokers: string, topics: readonly string[]): Promise<void> {
+  const admin = new Kafka({ brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const mine = topics.filter((topic) => existing.has(topic));
+    if (mine.length > 0) await admin.deleteTopics({ topics: mine, timeout: 30_000 });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The scaled-mode settings of a bench run: its own database, topic and consumer group, no rate
+ * limit (64 clients of a few users would hit it), a generous read-your-writes bound. */
+export function benchConfig(
+  databaseUrl: string,
+  kafkaBrokers: string,
+  env: Record<string, string> = {},
+): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    KAFKA_BROKERS: kafkaBrokers,
+    KAFKA_TOPIC: uniqueName('castlog_bench'),
+    PROJECTOR_GROUP: uniqueName('bench_projector'),
+    RATE_LIMIT_PER_MINUTE: '0',
+    READ_YOUR_WRITES_TIMEOUT: '30s',
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+}
+
+export interface BenchUser {
+  readonly id: string;
+  readonly token: string;
+}
+
+export interface RunningCastlog {
+  readonly port: number;
+  readonly config: Config;
+  readonly runtime: OpenedRuntime;
+  /** Users with a CLI (Bearer) token each; created with a cheap scrypt cost, as only tokens are used. */
+  addUsers(count: number): Promise<BenchUser[]>;
+  /** Sum and count of each of castlog's own histograms (all labels together), for stage means. */
+  histograms(): Promise<Record<string, HistogramTotals>>;
+  close(): Promise<void>;
+}
+
+export interface HistogramTotals {
+  readonly sum: number;
+  readonly count: number;
+}
+
+/** Mean of each histogram between two snapshots, in the histogram's unit. */
+export function histogramMeans(
+  before: Record<string, HistogramTotals>,
+  after: Record<string, HistogramTotals>,
+): Record<string, { mean: number; count: number }> {
+  return Object.fromEntries(
+    Object.entries(after).map(([name, totals]) => {
+      const count = totals.count - (before[name]?.count ?? 0);
+      const sum = totals.sum - (before[name]?.sum ?? 0);
+      return [name, { mean: count > 0 ? sum / count : Number.NaN, count }];
+    }),
+  );
+}
+
+/** API, projector and deletion saga in this process (the embedded app module on the scaled
+ * runtime: Kafka log, PostgreSQL read model), listening on 127.0.0.1 only, without request logs. */
+export async function startCastlog(config: Config): Promise<RunningCastlog> {
+  const runtime = await openRuntime(config);
+  let app: NestFastifyApplication | undefined;
+  try {
+    app = await createHttpApp(EmbeddedAppModule.forRuntime(runtime), config, undefined, { openApi: false });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (error) {
+    await app?.close();
+    await runtime.close();
+    throw error;
+  }
+  const port = Number(new URL(await app.getUrl()).port);
+  const store = new AuthStore(runtime.database.dataSource, { passwordParams: { N: 1024, r: 8, p: 1 } });
+  return {
+    port,
+    config,
+    runtime,
+    async addUsers(count) {
+      const prefix = uniqueName('bench');
+      const users: BenchUser[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const name = `${prefix}_${i}`;
+        const user = await store.addUser(name, randomBytes(12).toString('base64url'));
+        const { token } = await store.issueToken(name, 'cli', 24 * 3_600_000);
+        users.push({ id: user.id, token });
+      }
+      return users;
+    },
+    async histograms() {
+      const metrics = (app as NestFastifyApplication).get(Metrics, { strict: false });
+      const totals: Record<string, HistogramTotals> = {};
+      for (const metric of await metrics.registry.getMetricsAsJSON()) {
+        if (String(metric.type) !== 'histogram' || !metric.name.startsWith('castlog_')) continue;
+        let sum = 0;
+        let count = 0;
+        for (const value of metric.values as { metricName?: string; value: number }[]) {
+          if (value.metricName?.endsWith('_sum')) sum += value.value;
+          if (value.metricName?.endsWith('_count')) count += value.value;
+        }
+        totals[metric.name] = { sum, count };
+      }
+      return totals;
+    },
+    async close() {
+      await app?.close();
+      await runtime.close();
+    },
+  };
+}

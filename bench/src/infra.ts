@@ -1,0 +1,85 @@
+import { startEmbeddedPostgres, startLocalKafka } from '@castlog/infra';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export interface BenchInfra {
+  readonly kafkaBrokers: string;
+  /** The server's URL; each run creates its own database on it. */
+  readonly databaseUrl: string;
+  /** Where each came from: the environment, .castlog/infra.env, or started here. */
+  readonly source: { kafka: string; postgres: string };
+  /** Stops what was started here, nothing else. */
+  stop(): Promise<void>;
+}
+
+/** KAFKA_BROKERS / DATABASE_URL from the environment, else from `.castlog/infra.env` (written by
+ * `npm run infra:up`), else a local Kafka and embedded PostgreSQL started in a temporary directory
+ * for this run and stopped at its end. */
+export async function benchInfra(log: (line: string) => void): Promise<BenchInfra> {
+  const fromFile = readInfraEnv();
+  const pick = (name: 'KAFKA_BROKERS' | 'DATABASE_URL') =>
+    process.env[name]
+      ? { value: process.env[name], source: 'environment' }
+      : fromFile[name]
+        ? { value: fromFile[name], source: '.castlog/infra.env' }
+        : undefined;
+  const kafka = pick('KAFKA_BROKERS');
+  const postgres = pick('DATABASE_URL');
+  if (kafka && postgres) {
+    return {
+      kafkaBrokers: kafka.value,
+      databaseUrl: postgres.value,
+      source: { kafka: kafka.source, postgres: postgres.source },
+      stop: async () => undefined,
+    };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'castlog-bench-'));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as the postgres user and must reach its data dir
+  const started: { stop(): Promise<void> }[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((service) => service.stop().catch(() => undefined)));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    log(
+      `starting ${[kafka ? '' : 'Kafka', postgres ? '' : 'PostgreSQL'].filter(Boolean).join(' and ')} in ${dir}`,
+    );
+    const [startedKafka, startedPostgres] = await Promise.all([
+      kafka ? undefined : startLocalKafka({ dir: join(dir, 'kafka'), log }),
+      postgres ? undefined : startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), log }),
+    ]);
+    if (startedKafka) started.push(startedKafka);
+    if (startedPostgres) started.push(startedPostgres);
+    return {
+      kafkaBrokers: kafka?.value ?? (startedKafka?.brokers as string),
+      databaseUrl: postgres?.value ?? (startedPostgres?.url as string),
+      source: {
+        kafka: kafka?.source ?? 'started for this run',
+        postgres: postgres?.source ?? 'started for this run',
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function readInfraEnv(): Record<string, string> {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, '.castlog', 'infra.env');
+    if (existsSync(file)) {
+      return Object.fromEntries(
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .map((line) => /^([A-Z_]+)=(.*)$/.exec(line.trim()))
+          .filter((match): match is RegExpExecArray => match !== null)
+          .map((match) => [match[1] as string, match[2] as string]),
+      );
+    }
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bench'))) break;
+  }
+  return {};
+}

@@ -1,0 +1,161 @@
+import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
+import { EventEnvelope } from '@castlog/event-log';
+import { verifyReplay } from '@castlog/projector';
+import { randomUUID } from 'node:crypto';
+import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { feed, guid } from '../support/contract';
+import { uniqueName } from '../support/databases';
+import { childEnv, RunningChild, startChild } from '../support/processes';
+import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
+
+const EVENTS = 20_000;
+const USERS = 300;
+/** Feeds per user: fewer than the user's events, so later POSTs match earlier subscriptions. */
+const FEEDS_PER_USER = 40;
+const WRITERS = 4;
+
+interface Write {
+  readonly user: TestUser;
+  readonly guid: string;
+  readonly feedUrl: string;
+  readonly status: number;
+}
+
+/** A projector killed with SIGKILL halfway through a large backlog, then restarted: it resumes from
+ * the offsets stored in PostgreSQL, applies no event twice (a POST applied twice would move the
+ * subscription's and the user's clock, which the replay would not), loses no acknowledged write,
+ * and ends equal to a replay of the log. The projector is the built app (`npm run build`). */
+describe('a projector killed while it works through a backlog', () => {
+  let app: CastlogUnderTest;
+  let projectorEnv: NodeJS.ProcessEnv;
+  const children: RunningChild[] = [];
+  const projector = () => {
+    const child = startChild('projector', projectorEnv);
+    children.push(child);
+    return child;
+  };
+
+  beforeAll(async () => {
+    app = await startCastlog({ projector: false });
+    projectorEnv = childEnv({
+      DATABASE_URL: app.databaseUrl,
+      KAFKA_BROKERS: app.config.KAFKA_BROKERS,
+      KAFKA_TOPIC: app.config.KAFKA_TOPIC,
+      KAFKA_PARTITIONS: String(app.config.KAFKA_PARTITIONS),
+      PROJECTOR_GROUP: app.config.PROJECTOR_GROUP,
+      READ_MODEL_SCHEMA: app.config.READ_MODEL_SCHEMA,
+      LOG_LEVEL: 'warn',
+    });
+  });
+  afterAll(async () => {
+    for (const child of children)
+      if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
+    await app?.close();
+  });
+
+  const storedOffsets = async (): Promise<Map<number, number>> => {
+    const rows: { partition: number; next_offset: string }[] = await app.runtime.database.dataSource.query(
+      `SELECT partition, next_offset FROM "${app.runtime.database.schema}".projection_offsets`,
+    );
+    return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
+  };
+  const sum = (offsets: Map<number, number>) => [...offsets.values()].reduce((a, b) => a + b, 0);
+
+  it('resumes from the offsets stored in PostgreSQL and ends equal to a replay', async () => {
+    const { eventLog } = app.runtime;
+    const users = Array.from({ length: USERS }, () => randomUUID());
+    const envelopes: EventEnvelope[] = Array.from({ length: EVENTS }, (_, i) => {
+      const userId = users[i % USERS]!;
+      const value: LogEvent = {
+        type: 'SubscriptionsAddRequested',
+        userId,
+        items: [
+          {
+            feedUrl: `https://feeds.example.com/${userId}/${(i * 7) % FEEDS_PER_USER}/rss`,
+            candidateGuid: randomUUID(),
+          },
+        ],
+      };
+      return {
+        key: userId,
+        type: value.type,
+        version: LOG_EVENT_VERSION,
+        eventId: randomUUID(),
+        requestId: `bulk-${i}`,
+        value,
+      };
+    });
+    for (let start = 0; start < EVENTS; start += 5000)
+      await eventLog.append(envelopes.slice(start, start + 5000));
+    const backlog = sum(await eventLog.endOffsets());
+    expect(backlog).toBe(EVENTS);
+
+    const first = projector();
+    // Acknowledged writes over HTTP, from before the crash until after the restart.
+    const writes: Write[] = [];
+    let writing = true;
+    const writers = Array.from({ length: WRITERS }, async () => {
+      const user = await app.freshUser();
+      while (writing) {
+        const [g, feedUrl] = [guid(), feed('acked')];
+        const response = await app
+          .as(user)
+          .post('/v1/subscriptions', { subscriptions: [{ feed_url: feedUrl, guid: g }] });
+        writes.push({ user, guid: g, feedUrl, status: response.status });
+      }
+    });
+
+    await app.until(
+      'the projector to be part-way through the backlog',
+      async () => sum(await storedOffsets()) >= EVENTS / 10,
+      60_000,
+    );
+    first.child.kill('SIGKILL');
+    expect(await first.exited(10_000)).toEqual({ code: null, signal: 'SIGKILL' });
+    const atCrash = await storedOffsets();
+    expect(sum(atCrash)).toBeGreaterThan(0);
+    expect(sum(atCrash)).toBeLessThan(backlog);
+
+    const restartedAt = writes.length;
+    projector();
+    // The killed consumer holds its partitions until Kafka's session timeout (30 s) ends.
+    await app.until(
+      'the restarted projector to acknowledge writes again',
+      async () => writes.slice(restartedAt).filter((w) => w.status === 200).length >= 5 * WRITERS,
+      90_000,
+    );
+    writing = false;
+    await Promise.all(writers);
+    await app.until(
+      'the projection to reach the end of the log',
+      async () => {
+        const [end, stored] = [await eventLog.endOffsets(), await storedOffsets()];
+        return [...end].every(([partition, next]) => (stored.get(partition) ?? 0) === next);
+      },
+      60_000,
+    );
+
+    // Every write answered 2xx is in the read model, as answered.
+    const acknowledged = writes.filter((w) => w.status === 200);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    expect(writes.filter((w) => w.status !== 200 && w.status !== 503)).toEqual([]);
+    const found: { user_id: string; id: string; feed_url: string }[] =
+      await app.runtime.database.dataSource.query(
+        `SELECT s.user_id, s.id, s.feed_url FROM "${app.runtime.database.schema}".subscriptions s
+         JOIN unnest($1::text[], $2::uuid[]) AS w(user_id, id) ON s.user_id = w.user_id AND s.id = w.id`,
+        [acknowledged.map((w) => w.user.id), acknowledged.map((w) => w.guid)],
+      );
+    expect(found.map((row) => `${row.id} ${row.feed_url}`).sort()).toEqual(
+      acknowledged.map((w) => `${w.guid} ${w.feedUrl}`).sort(),
+    );
+
+    const differences = await verifyReplay({
+      dataSource: app.runtime.database.dataSource,
+      eventLog,
+      schema: uniqueName('scratch'),
+      liveSchema: app.runtime.database.schema,
+      liveTimeoutMs: 10_000,
+    });
+    expect(differences.map(describeDifference)).toEqual([]);
+  }, 180_000);
+});
