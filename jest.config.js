@@ -1,8 +1,7 @@
 /** Unit specs run beside the code; .int-spec and .e2e-spec files need real Kafka and PostgreSQL,
  * which test/infra/global-setup.ts finds or starts once for the whole run. */
-const { readFileSync } = require('node:fs');
-const swc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
-delete swc.$schema;
+/** Transpile only (types are checked by `npm run lint`): tsconfig's decorator metadata still applies. */
+const tsJest = ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true } }];
 
 module.exports = {
   rootDir: __dirname,
@@ -10,9 +9,9 @@ module.exports = {
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
-    '^.+\\.ts$': ['@swc/jest', swc],
+    '^.+\\.ts$': tsJest,
     // ESM-only dependencies (of @fastify/static) compiled to CommonJS for jest's runtime.
-    '^.+/node_modules/content-disposition/.+\\.js$': ['@swc/jest', { ...swc, jsc: { ...swc.jsc, parser: { syntax: 'ecmascript' } } }],
+    '^.+/node_modules/content-disposition/.+\\.js$': tsJest,
   },
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   moduleNameMapper: {
