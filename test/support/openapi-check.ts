@@ -27,7 +27,7 @@ export function checkAgainstOpenApi(
 ): string[] {
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
-  ajv.addFormat('url', /^https?:\/\/\S+$/);
+  ajv.addFormat('url', /^https?:\/\/\S+$/i);
   ajv.addFormat('password', /.*/);
   ajv.addSchema({ components: document.components ?? {} }, 'openapi');
   const routes = Object.entries(document.paths).map(([template, operations]) => ({
