@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { AuthTables1732400000000 } from '@castlog/auth';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 
 /** A unique lower-case name, so test files running in parallel never share a database or topic. */
 export const uniqueName = (prefix: string): string =>
@@ -22,4 +24,16 @@ export async function createTestDatabase(prefix = 'castlog_test'): Promise<strin
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** A fresh database holding only the auth tables, as a TypeORM DataSource (for the auth and CLI
+ * specs, which need no event log or read model). */
+export async function openAuthTestDatabase(prefix: string): Promise<DataSource> {
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: await createTestDatabase(prefix),
+    migrations: [AuthTables1732400000000],
+    migrationsRun: true,
+  });
+  return dataSource.initialize();
 }

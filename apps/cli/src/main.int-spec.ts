@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import { AuthStore, AuthTables1732400000000 } from '@castlog/auth';
-import { createTestDatabase } from '../../../test/support/databases';
+import { AuthStore } from '@castlog/auth';
+import { openAuthTestDatabase } from '../../../test/support/databases';
 import { WithStore, main } from './main';
 
 let dataSource: DataSource;
@@ -16,14 +16,7 @@ const withStore: WithStore = async (body) => {
 };
 
 beforeAll(async () => {
-  const url = await createTestDatabase('castlog_cli_main');
-  dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    migrations: [AuthTables1732400000000],
-    migrationsRun: true,
-  });
-  await dataSource.initialize();
+  dataSource = await openAuthTestDatabase('castlog_cli_main');
   store = new AuthStore(dataSource);
 });
 

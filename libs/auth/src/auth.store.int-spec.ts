@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../test/support/databases';
+import { createTestDatabase, openAuthTestDatabase } from '../../../test/support/databases';
 import { AuthStore, InvalidCredentialError, UserExistsError, UserNotFoundError } from './auth.store';
 import { authenticate } from './credentials';
 import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables';
@@ -12,7 +12,6 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 const basic = (name: string, password: string) =>
   `Basic ${Buffer.from(`${name}:${password}`, 'utf8').toString('base64')}`;
 
-let url: string;
 let dataSource: DataSource;
 let store: AuthStore;
 
@@ -25,14 +24,7 @@ async function freshUser(password = 'correct horse battery staple') {
 }
 
 beforeAll(async () => {
-  url = await createTestDatabase('castlog_auth');
-  dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    migrations: [AuthTables1732400000000],
-    migrationsRun: true,
-  });
-  await dataSource.initialize();
+  dataSource = await openAuthTestDatabase('castlog_auth');
   store = new AuthStore(dataSource);
 });
 

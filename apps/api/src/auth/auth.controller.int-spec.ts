@@ -4,9 +4,9 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AuthStore, AuthTables1732400000000 } from '@castlog/auth';
+import { AuthStore } from '@castlog/auth';
 import { CONFIG, loadConfig } from '@castlog/config';
-import { createTestDatabase } from '../../../../test/support/databases';
+import { openAuthTestDatabase } from '../../../../test/support/databases';
 import { AuthModule } from './auth.module';
 import { Authenticated, addAuthSecuritySchemes } from './credentials.guard';
 import { CurrentUser } from './current-user.decorator';
@@ -49,14 +49,7 @@ async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplicat
 }
 
 beforeAll(async () => {
-  const url = await createTestDatabase('castlog_auth_api');
-  dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    migrations: [AuthTables1732400000000],
-    migrationsRun: true,
-  });
-  await dataSource.initialize();
+  dataSource = await openAuthTestDatabase('castlog_auth_api');
   store = new AuthStore(dataSource);
 });
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import { AuthStore, AuthTables1732400000000 } from '@castlog/auth';
-import { createTestDatabase } from '../../../../test/support/databases';
+import { AuthStore } from '@castlog/auth';
+import { openAuthTestDatabase } from '../../../../test/support/databases';
 import { CommandIo } from './command-io';
 import { tokensIssue, tokensRevoke } from './tokens.command';
 import { usersAdd, usersList, usersRemove } from './users.command';
@@ -13,14 +13,7 @@ let dataSource: DataSource;
 let store: AuthStore;
 
 beforeAll(async () => {
-  const url = await createTestDatabase('castlog_cli');
-  dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    migrations: [AuthTables1732400000000],
-    migrationsRun: true,
-  });
-  await dataSource.initialize();
+  dataSource = await openAuthTestDatabase('castlog_cli');
   store = new AuthStore(dataSource);
 });
 
