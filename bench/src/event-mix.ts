@@ -1,17 +1,6 @@
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventEnvelope } from '@castlog/event-log';
-
-/** mulberry32: a small seeded generator, so every run appends the same mix. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../test/support/seeded-random';
 
 const HEX = '0123456789abcdef';
 
@@ -35,7 +24,7 @@ export class EventMix {
   readonly counts = { add: 0, items: 0, patch: 0, delete: 0 };
 
   constructor(userCount: number, seed = 42) {
-    this.random = seeded(seed);
+    this.random = seededRandom(seed);
     this.users = Array.from({ length: userCount }, () => ({
       id: this.uuid(),
       guids: [],

@@ -2,19 +2,8 @@ import { verifyReplay } from '@castlog/projector';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
+import { seededRandom } from '../support/seeded-random';
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
-
-/** A small deterministic PRNG (mulberry32), so a failing mix can be replayed from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const REQUESTS = 200;
 
@@ -29,7 +18,7 @@ describe('many concurrent requests of one user', () => {
 
   it('end in the state a sequential replay of the log makes', async () => {
     const seed = Number(process.env.CASTLOG_TEST_SEED ?? Date.now() % 1_000_000);
-    const next = random(seed);
+    const next = seededRandom(seed);
     const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
     // Few guids and feeds, so requests collide: matches, merges, deletions racing with updates.
     const guids = Array.from({ length: 8 }, () => guid());

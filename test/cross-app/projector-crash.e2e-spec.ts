@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
-import { childEnv, RunningChild, startChild } from '../support/processes';
-import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
+import { RunningChild, startChild } from '../support/processes';
+import { CastlogUnderTest, childProjectorEnv, startCastlog, TestUser } from '../support/start-castlog';
 
 const EVENTS = 20_000;
 const USERS = 300;
@@ -37,15 +37,7 @@ describe('a projector killed while it works through a backlog', () => {
 
   beforeAll(async () => {
     app = await startCastlog({ projector: false });
-    projectorEnv = childEnv({
-      DATABASE_URL: app.databaseUrl,
-      KAFKA_BROKERS: app.config.KAFKA_BROKERS,
-      KAFKA_TOPIC: app.config.KAFKA_TOPIC,
-      KAFKA_PARTITIONS: String(app.config.KAFKA_PARTITIONS),
-      PROJECTOR_GROUP: app.config.PROJECTOR_GROUP,
-      READ_MODEL_SCHEMA: app.config.READ_MODEL_SCHEMA,
-      LOG_LEVEL: 'warn',
-    });
+    projectorEnv = childProjectorEnv(app);
   });
   afterAll(async () => {
     for (const child of children)

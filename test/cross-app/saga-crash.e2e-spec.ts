@@ -3,8 +3,8 @@ import { verifyReplay } from '@castlog/projector';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
-import { childEnv, RunningChild, startChild } from '../support/processes';
-import { CastlogUnderTest, startCastlog } from '../support/start-castlog';
+import { RunningChild, startChild } from '../support/processes';
+import { CastlogUnderTest, childProjectorEnv, startCastlog } from '../support/start-castlog';
 
 /** The deletion saga killed (SIGKILL) after its transaction committed and before it appended its
  * result: the restarted projector's recovery sweep appends the result once, and the deletion ends
@@ -23,15 +23,7 @@ describe('a crash between the deletion saga transaction and its outcome event', 
   beforeAll(async () => {
     // The API in this process; the projector and its saga only in child processes.
     app = await startCastlog({ projector: false });
-    projectorEnv = childEnv({
-      DATABASE_URL: app.databaseUrl,
-      KAFKA_BROKERS: app.config.KAFKA_BROKERS,
-      KAFKA_TOPIC: app.config.KAFKA_TOPIC,
-      KAFKA_PARTITIONS: String(app.config.KAFKA_PARTITIONS),
-      PROJECTOR_GROUP: app.config.PROJECTOR_GROUP,
-      READ_MODEL_SCHEMA: app.config.READ_MODEL_SCHEMA,
-      LOG_LEVEL: 'warn',
-    });
+    projectorEnv = childProjectorEnv(app);
   });
   afterAll(async () => {
     for (const child of children)

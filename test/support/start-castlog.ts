@@ -11,6 +11,7 @@ import { NestFactory } from '@nestjs/core';
 import { ApiClient } from './api-client';
 import { createTestDatabase, uniqueName } from './databases';
 import { until } from './until';
+import { childEnv } from './processes';
 import { checkAgainstOpenApi, RecordedResponse } from './openapi-check';
 
 export interface TestUser {
@@ -116,3 +117,20 @@ export async function startProjector(config: Config): Promise<{ close(): Promise
     },
   };
 }
+
+/** The environment of a child projector (the built app) on the same database, topic, group and
+ * schema as `app`. */
+export const childProjectorEnv = (
+  app: CastlogUnderTest,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv =>
+  childEnv({
+    DATABASE_URL: app.databaseUrl,
+    KAFKA_BROKERS: app.config.KAFKA_BROKERS,
+    KAFKA_TOPIC: app.config.KAFKA_TOPIC,
+    KAFKA_PARTITIONS: String(app.config.KAFKA_PARTITIONS),
+    PROJECTOR_GROUP: app.config.PROJECTOR_GROUP,
+    READ_MODEL_SCHEMA: app.config.READ_MODEL_SCHEMA,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
