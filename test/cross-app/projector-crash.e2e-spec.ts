@@ -1,6 +1,6 @@
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventEnvelope } from '@castlog/event-log';
-import { verifyReplay } from '@castlog/projector';
+import { storedOffsets, verifyReplay } from '@castlog/projector';
 import { randomUUID } from 'node:crypto';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';
@@ -45,12 +45,7 @@ describe('a projector killed while it works through a backlog', () => {
     await app?.close();
   });
 
-  const storedOffsets = async (): Promise<Map<number, number>> => {
-    const rows: { partition: number; next_offset: string }[] = await app.runtime.database.dataSource.query(
-      `SELECT partition, next_offset FROM "${app.runtime.database.schema}".projection_offsets`,
-    );
-    return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
-  };
+  const storedNow = () => storedOffsets(app.runtime.database.dataSource, app.runtime.database.schema);
   const sum = (offsets: Map<number, number>) => [...offsets.values()].reduce((a, b) => a + b, 0);
 
   it('resumes from the offsets stored in PostgreSQL and ends equal to a replay', async () => {
@@ -99,12 +94,12 @@ describe('a projector killed while it works through a backlog', () => {
 
     await app.until(
       'the projector to be part-way through the backlog',
-      async () => sum(await storedOffsets()) >= EVENTS / 10,
+      async () => sum(await storedNow()) >= EVENTS / 10,
       60_000,
     );
     first.child.kill('SIGKILL');
     expect(await first.exited(10_000)).toEqual({ code: null, signal: 'SIGKILL' });
-    const atCrash = await storedOffsets();
+    const atCrash = await storedNow();
     expect(sum(atCrash)).toBeGreaterThan(0);
     expect(sum(atCrash)).toBeLessThan(backlog);
 
@@ -121,7 +116,7 @@ describe('a projector killed while it works through a backlog', () => {
     await app.until(
       'the projection to reach the end of the log',
       async () => {
-        const [end, stored] = [await eventLog.endOffsets(), await storedOffsets()];
+        const [end, stored] = [await eventLog.endOffsets(), await storedNow()];
         return [...end].every(([partition, next]) => (stored.get(partition) ?? 0) === next);
       },
       60_000,

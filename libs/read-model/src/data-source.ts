@@ -1,4 +1,3 @@
-import { Config } from '@castlog/config';
 import { EventLogTable1732400000001 } from '@castlog/event-log';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
@@ -56,5 +55,3 @@ export async function openDatabaseAt(url: string, schema: string, poolSize = 10)
   }
   return { url, schema, dataSource, close: () => dataSource.destroy() };
 }
-
-export type { Config };
