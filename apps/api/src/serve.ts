@@ -35,7 +35,7 @@ export function serve(options: ServeOptions): void {
     await app.listen({ port: config.PORT, host: config.HOST });
     options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
     onShutdown(
-      () => closeGracefully(app, runtime),
+      () => closeGracefully(app, runtime, (message) => logger.info(message)),
       config.SHUTDOWN_TIMEOUT,
       (message) => logger.info(message),
     );

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { Config, ConfigError, loadConfig } from '@castlog/config';
 
 /** Reads the configuration, or prints what is wrong and exits 1. */
@@ -66,9 +67,23 @@ export function onShutdown(
 export async function closeGracefully(
   app: { getHttpAdapter(): { getInstance(): unknown }; close(): Promise<void> },
   runtime: { close(): Promise<void> },
+  log: (message: string) => void = () => undefined,
 ): Promise<void> {
-  const server = app.getHttpAdapter().getInstance() as { close(): Promise<void> } | undefined;
-  await server?.close();
+  const fastify = app.getHttpAdapter().getInstance() as
+    { close(): Promise<void>; server: Server } | undefined;
+  if (fastify) {
+    // A kept-alive connection whose last request finishes during the drain stays open until its
+    // keep-alive timeout, holding close() up: close each connection as soon as it is idle.
+    const closing = fastify.close();
+    const idleSweep = setInterval(() => fastify.server.closeIdleConnections(), 100);
+    try {
+      await closing;
+    } finally {
+      clearInterval(idleSweep);
+    }
+  }
+  log('HTTP drained');
   await app.close();
+  log('consumers and saga stopped');
   await runtime.close();
 }
