@@ -1,6 +1,7 @@
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventEnvelope } from '@castlog/event-log';
-import { storedOffsets, verifyReplay } from '@castlog/projector';
+import { verifyReplay } from '@castlog/projector';
+import { storedOffsets } from '@castlog/read-model';
 import { randomUUID } from 'node:crypto';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';

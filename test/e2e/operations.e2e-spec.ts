@@ -12,7 +12,7 @@ describe('Operations: /health/live, /health/ready, /metrics', () => {
     expect((await app.anonymous.get('/health/live')).body).toEqual({ status: 'ok' });
     const ready = await app.anonymous.get('/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ok', projection_lag: 0 });
+    expect(ready.body).toEqual({ status: 'ok', projection_version: 1, projection_lag: 0 });
   });
 
   it('exposes Prometheus metrics for HTTP, appends, read-your-writes, batches, lag and deletions', async () => {
@@ -28,7 +28,7 @@ describe('Operations: /health/live, /health/ready, /metrics', () => {
     expect(text).toMatch(/castlog_event_append_duration_seconds_count [1-9]/);
     expect(text).toMatch(/castlog_read_your_writes_wait_seconds_count\{result="applied"\} [1-9]/);
     expect(text).toMatch(/castlog_projector_batch_size_count [1-9]/);
-    expect(text).toMatch(/castlog_projector_lag_events\{partition="0"\} 0/);
+    expect(text).toMatch(/castlog_projector_lag_events\{version="1",partition="0"\} 0/);
     expect(text).toMatch(/castlog_deletions\{status="(PENDING|SUCCESS)"\} 1/);
   });
 });

@@ -2,10 +2,12 @@ import { Command, CommanderError } from 'commander';
 import { AuthStore } from '@castlog/auth';
 import { type Config, loadConfig } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
+import { ProjectionVersions } from '@castlog/read-model';
 import { openDatabase, openLogAndDatabase } from '@castlog/runtime';
 import { DataSource } from 'typeorm';
 import { CommandIo, fail } from './commands/command-io';
 import { history } from './commands/history.command';
+import { projections } from './commands/projections.command';
 import { replay } from './commands/replay.command';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
 import { usersAdd, usersList, usersRemove } from './commands/users.command';
@@ -29,8 +31,9 @@ export const withDatabaseStore =
 /** What replay and history read: the read-model database and the event log, no consumer. */
 export interface LogAndDatabase {
   readonly dataSource: DataSource;
-  /** The live read model's schema (READ_MODEL_SCHEMA). */
+  /** The schema of the projection version that serves reads. */
   readonly schema: string;
+  readonly versions: ProjectionVersions;
   readonly eventLog: EventLog;
 }
 
@@ -45,8 +48,11 @@ export const withDatabaseAndLog =
     const config = loadConfig(env);
     const runtime = await openLogAndDatabase(config);
     try {
-      const { dataSource, schema } = runtime.database;
-      return await body({ dataSource, schema, eventLog: runtime.eventLog }, config);
+      const { readModel, database, eventLog } = runtime;
+      return await body(
+        { dataSource: database.dataSource, schema: readModel.schema, versions: readModel.versions, eventLog },
+        config,
+      );
     } finally {
       await runtime.close();
     }
@@ -60,7 +66,7 @@ export function createProgram(
   withLog: WithLog = withDatabaseAndLog(),
 ): Command {
   const program = new Command('castlog')
-    .description('Administer a castlog server: users, API tokens, replay and history.')
+    .description('Administer a castlog server: users, API tokens, replay, history and projection versions.')
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
@@ -132,6 +138,14 @@ export function createProgram(
     .option('--json', 'one JSON array instead of a table')
     .action(async (user: string, options: { guid?: string; json?: boolean }) =>
       setExitCode(await withLog((opened) => history({ ...io, ...opened }, user, options))),
+    );
+
+  program
+    .command('projections')
+    .description('The projection versions: which one serves reads, and how far each has got through the log.')
+    .option('--json', 'one JSON array instead of a table')
+    .action(async (options: { json?: boolean }) =>
+      setExitCode(await withLog((opened) => projections({ ...io, ...opened }, options))),
     );
 
   return program;

@@ -1,6 +1,6 @@
 import { LogBatch } from '@castlog/event-log';
-import { applyBatch, applyInTransaction, quoteIdent, Sql, storedOffset } from '@castlog/projector';
-import { readModelMigrations } from '@castlog/read-model';
+import { applyBatch, applyInTransaction } from '@castlog/projector';
+import { quoteIdent, readModelMigrations, Sql, storedOffset } from '@castlog/read-model';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { Pool, PoolClient } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';

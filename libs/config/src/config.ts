@@ -35,6 +35,7 @@ export const configSchema = z.object({
   KAFKA_REPLICATION_FACTOR: int(1, 100).default(1),
   KAFKA_CLIENT_ID: z.string().min(1).default('castlog'),
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
+  PROJECTION_VERSION: int(1, 9999).default(1),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
   READ_YOUR_WRITES_TIMEOUT: duration.default('5s'),
   READY_MAX_PROJECTION_LAG: int(0).default(10_000),

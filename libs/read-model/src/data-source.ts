@@ -2,13 +2,20 @@ import { EventLogTable1732400000001 } from '@castlog/event-log';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
 import { AuthTables1732400000000 } from '@castlog/auth';
+import { ProjectionVersionsTable1732400000003 } from './migrations/1732400000003-projection-versions';
 import { readModelMigrations } from './migrations/read-model.migration';
+import { ActiveProjection, ProjectionVersions } from './projection-versions';
 
 /** Serialises migration runs of processes that start together (API, projector, CLI). */
 const MIGRATION_LOCK = 0x6361_6d67;
 
 export function migrationsFor(schema: string): (new () => MigrationInterface)[] {
-  return [AuthTables1732400000000, EventLogTable1732400000001, ...readModelMigrations(schema)];
+  return [
+    AuthTables1732400000000,
+    EventLogTable1732400000001,
+    ProjectionVersionsTable1732400000003,
+    ...readModelMigrations(schema),
+  ];
 }
 
 export function createDataSource(url: string, schema: string, poolSize = 10): DataSource {
@@ -38,6 +45,8 @@ export async function migrate(dataSource: DataSource, url: string): Promise<void
 
 export interface Database {
   readonly url: string;
+  /** The schema of this process's own projection version (PROJECTION_VERSION); reads go to the
+   * active version, which an ActiveProjection follows. */
   readonly schema: string;
   readonly dataSource: DataSource;
   close(): Promise<void>;
@@ -54,4 +63,16 @@ export async function openDatabaseAt(url: string, schema: string, poolSize = 10)
     throw error;
   }
   return { url, schema, dataSource, close: () => dataSource.destroy() };
+}
+
+/** The version reads are served from: the registered active one, or — in a read model that has
+ * none yet — `version`, registered as active (its schema must exist). */
+export async function openActiveProjection(
+  database: Database,
+  base: string,
+  version: number,
+): Promise<ActiveProjection> {
+  const versions = new ProjectionVersions(database.dataSource, base);
+  const active = (await versions.active()) ?? (await versions.register(version));
+  return new ActiveProjection(versions, active);
 }

@@ -2,7 +2,7 @@ import { Config } from '@castlog/config';
 import { EventLog, KafkaEventLog, PostgresEventLog } from '@castlog/event-log';
 import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Database, openDatabaseAt } from '@castlog/read-model';
+import { Database, openActiveProjection, openDatabaseAt, projectionSchema } from '@castlog/read-model';
 import { join, resolve } from 'node:path';
 import { Client, Pool } from 'pg';
 import { Runtime } from './runtime.module';
@@ -18,6 +18,10 @@ export interface OpenedRuntime extends Runtime {
 }
 
 const EMBEDDED_DATABASE = 'castlog';
+
+/** The schema of the projection version this release builds. */
+const ownSchema = (config: Config): string =>
+  projectionSchema(config.READ_MODEL_SCHEMA, config.PROJECTION_VERSION);
 
 export const embeddedPostgresDir = (config: Config): string =>
   join(resolve(config.CASTLOG_DATA_DIR), 'postgres');
@@ -102,13 +106,19 @@ export async function openRuntime(config: Config, log: LogFn = () => undefined):
       await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
-    const database: Database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, config.DATABASE_POOL_SIZE);
+    const database: Database = await openDatabaseAt(url, ownSchema(config), config.DATABASE_POOL_SIZE);
     cleanups.push(() => database.close());
+    const readModel = await openActiveProjection(
+      database,
+      config.READ_MODEL_SCHEMA,
+      config.PROJECTION_VERSION,
+    );
     const { eventLog, close: closeLog } = await openEventLog(config, url, log);
     cleanups.push(closeLog);
     return {
       config,
       database,
+      readModel,
       eventLog,
       mode: embedded ? 'embedded' : 'scaled',
       ...(embedded ? { dataDir: resolve(config.CASTLOG_DATA_DIR) } : {}),
@@ -169,11 +179,23 @@ export async function openLogAndDatabase(
       await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
-    const database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, 4);
+    const database = await openDatabaseAt(url, ownSchema(config), 4);
     cleanups.push(() => database.close());
+    const readModel = await openActiveProjection(
+      database,
+      config.READ_MODEL_SCHEMA,
+      config.PROJECTION_VERSION,
+    );
     const { eventLog, close: closeLog } = await openEventLog(config, url, log);
     cleanups.push(closeLog);
-    return { config, database, eventLog, mode: config.DATABASE_URL ? 'scaled' : 'embedded', close };
+    return {
+      config,
+      database,
+      readModel,
+      eventLog,
+      mode: config.DATABASE_URL ? 'scaled' : 'embedded',
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
@@ -187,7 +209,7 @@ export async function openDatabase(
 ): Promise<{ dataSource: Database['dataSource']; close(): Promise<void> }> {
   const { url, started } = await databaseUrl(config, { start: false });
   try {
-    const database = await openDatabaseAt(url, config.READ_MODEL_SCHEMA, 2);
+    const database = await openDatabaseAt(url, ownSchema(config), 2);
     return {
       dataSource: database.dataSource,
       close: async () => {

@@ -1,6 +1,6 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
-import { Database } from '@castlog/read-model';
+import { ActiveProjection, Database } from '@castlog/read-model';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { OperationsModule } from './operations';
@@ -9,6 +9,8 @@ import { DATABASE, EVENT_LOG } from './tokens';
 export interface Runtime {
   readonly config: Config;
   readonly database: Database;
+  /** The projection version reads are served from. */
+  readonly readModel: ActiveProjection;
   readonly eventLog: EventLog;
 }
 
@@ -26,8 +28,9 @@ export class RuntimeModule {
         { provide: DATABASE, useValue: runtime.database },
         { provide: DataSource, useValue: runtime.database.dataSource },
         { provide: EVENT_LOG, useValue: runtime.eventLog },
+        { provide: ActiveProjection, useValue: runtime.readModel },
       ],
-      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG],
+      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG, ActiveProjection],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { CONFIG, Config } from '@castlog/config';
 import { LOG_EVENT_VERSION, LogEvent, RequestOutcome } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
-import { Database, OutcomesQuery } from '@castlog/read-model';
+import { ActiveProjection, Database, OutcomesQuery } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -20,10 +20,11 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+    readModel: ActiveProjection,
     private readonly metrics: Metrics,
   ) {
-    this.waiter = new OffsetWaiter(database.url, database.dataSource, database.schema);
-    this.outcomes = new OutcomesQuery(database.dataSource, database.schema);
+    this.waiter = new OffsetWaiter(database.url, database.dataSource, readModel);
+    this.outcomes = new OutcomesQuery(database.dataSource, readModel);
   }
 
   onModuleInit(): Promise<void> {

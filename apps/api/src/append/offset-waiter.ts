@@ -1,6 +1,13 @@
-import { OFFSETS_CHANNEL, OffsetNotice, storedOffset } from '@castlog/projector';
+import {
+  ActiveProjection,
+  NotificationListener,
+  OFFSETS_CHANNEL,
+  OffsetNotice,
+  PROJECTIONS_CHANNEL,
+  ProjectionNotice,
+  storedOffset,
+} from '@castlog/read-model';
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 
 interface Waiter {
@@ -8,41 +15,58 @@ interface Waiter {
   readonly settle: (applied: boolean) => void;
 }
 
-const RECONNECT_DELAY_MS = 1000;
-
-/** Knows how far the projection has stored each partition, woken by the projector's NOTIFY (never
- * by sleeping), and lets a request wait until its record is applied. */
+/** Knows how far the active projection has stored each partition, woken by the projector's NOTIFY
+ * (never by sleeping), and lets a request wait until its record is applied. It also hears
+ * projection switches, on the same connection and so in commit order: an offset the old version
+ * reached before the switch is reached by the new one too. */
 export class OffsetWaiter {
   private readonly logger = new Logger(OffsetWaiter.name);
+  /** Stored offsets of the active version only: cleared when reads switch to another version. */
   private readonly stored = new Map<number, number>();
   private readonly waiters = new Map<number, Set<Waiter>>();
-  private listener?: Client;
-  private closed = false;
+  private readonly listener: NotificationListener;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly dataSource: DataSource,
-    private readonly schema: string,
-  ) {}
+    private readonly readModel: ActiveProjection,
+  ) {
+    this.listener = new NotificationListener(url, [OFFSETS_CHANNEL, PROJECTIONS_CHANNEL], {
+      notice: (channel, payload) => this.notice(channel, payload),
+      listening: () => this.catchUp(),
+      lost: (error) => {
+        this.logger.warn(`offset listener lost (${error.message}); reconnecting`);
+        // Notices may be missed until we listen again: known offsets are read afresh from then on.
+        this.stored.clear();
+      },
+    });
+  }
 
-  async start(): Promise<void> {
-    const listener = new Client({ connectionString: this.url });
-    listener.on('notification', (message) => {
-      if (message.channel !== OFFSETS_CHANNEL || !message.payload) return;
-      const notice = JSON.parse(message.payload) as OffsetNotice;
-      if (notice.schema === this.schema) this.advance(notice.partition, notice.next);
-    });
-    listener.on('error', (error) => {
-      this.logger.warn(`offset listener lost (${error.message}); reconnecting`);
-      // Notices may be missed until we listen again: known offsets are read afresh from then on.
-      this.stored.clear();
-      void listener.end().catch(() => undefined);
-      if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), RECONNECT_DELAY_MS);
-    });
-    await listener.connect();
-    await listener.query(`LISTEN ${OFFSETS_CHANNEL}`);
-    this.listener = listener;
-    // Notices sent while not listening are caught up from the table.
+  start(): Promise<void> {
+    return this.listener.start();
+  }
+
+  private notice(channel: string, payload: string): void {
+    if (channel === OFFSETS_CHANNEL) {
+      const notice = JSON.parse(payload) as OffsetNotice;
+      if (notice.schema === this.readModel.schema) this.advance(notice.partition, notice.next);
+    } else if (channel === PROJECTIONS_CHANNEL) {
+      const notice = JSON.parse(payload) as ProjectionNotice;
+      if (notice.base === this.readModel.versions.base && this.readModel.follow(notice)) this.switched();
+    }
+  }
+
+  private switched(): void {
+    this.logger.log(
+      `reads now served by projection version ${this.readModel.version} (${this.readModel.schema})`,
+    );
+    this.stored.clear();
+    for (const partition of this.waiters.keys()) void this.refresh(partition).catch(() => undefined);
+  }
+
+  /** Notices sent while not listening are caught up from the tables. */
+  private async catchUp(): Promise<void> {
+    if (await this.readModel.refresh()) this.switched();
     for (const partition of this.waiters.keys()) await this.refresh(partition);
   }
 
@@ -60,7 +84,10 @@ export class OffsetWaiter {
   }
 
   private async refresh(partition: number): Promise<void> {
-    this.advance(partition, await storedOffset(this.dataSource, this.schema, partition));
+    const schema = this.readModel.schema;
+    const next = await storedOffset(this.dataSource, schema, partition);
+    // A switch while reading makes this the old version's offset: the new one's is read by it.
+    if (schema === this.readModel.schema) this.advance(partition, next);
   }
 
   /** Resolves true once the record at (partition, offset) is applied; false after `timeoutMs`. */
@@ -85,8 +112,7 @@ export class OffsetWaiter {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     for (const set of this.waiters.values()) for (const waiter of set) waiter.settle(false);
-    await this.listener?.end().catch(() => undefined);
+    await this.listener.close();
   }
 }

@@ -1,4 +1,4 @@
-import { Database, DeletionsQuery } from '@castlog/read-model';
+import { ActiveProjection, Database, DeletionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Controller, Get, Inject, Param } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -15,8 +15,8 @@ import { DELETION_MESSAGES, DeletionStatusBody } from './deletion.presenter';
 export class DeletionsController {
   private readonly query: DeletionsQuery;
 
-  constructor(@Inject(DATABASE) database: Database) {
-    this.query = new DeletionsQuery(database.dataSource, database.schema);
+  constructor(@Inject(DATABASE) database: Database, readModel: ActiveProjection) {
+    this.query = new DeletionsQuery(database.dataSource, readModel);
   }
 
   @Get(':id')

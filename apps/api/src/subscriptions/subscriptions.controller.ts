@@ -1,6 +1,6 @@
 import { CONFIG, Config } from '@castlog/config';
 import { RequestOutcome } from '@castlog/domain';
-import { Database, SubscriptionsQuery } from '@castlog/read-model';
+import { ActiveProjection, Database, SubscriptionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import {
@@ -56,9 +56,10 @@ export class SubscriptionsController {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) database: Database,
+    readModel: ActiveProjection,
     private readonly append: AppendService,
   ) {
-    this.query = new SubscriptionsQuery(database.dataSource, database.schema);
+    this.query = new SubscriptionsQuery(database.dataSource, readModel);
   }
 
   @Post()

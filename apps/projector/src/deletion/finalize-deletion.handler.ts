@@ -1,12 +1,11 @@
 import { decide, LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
-import { Database } from '@castlog/read-model';
+import { ActiveProjection, Database, quoteIdent, Sql } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
 import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { writeChanges } from '../projection/changes.sql';
-import { quoteIdent, Sql } from '../projection/sql';
 import { loadStates } from '../projection/state.loader';
 import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
 
@@ -41,6 +40,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
   constructor(
     @Inject(DATABASE) private readonly database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+    private readonly readModel: ActiveProjection,
   ) {}
 
   async execute({ userId, deletionId }: FinalizeDeletionCommand): Promise<FinalizeDeletionResult> {
@@ -63,8 +63,9 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
     }
   }
 
+  /** The saga acts on the projection version that serves reads. */
   private get s(): string {
-    return quoteIdent(this.database.schema);
+    return quoteIdent(this.readModel.schema);
   }
 
   /** Step 1. Answers the saga row (new or earlier), or null when the deletion is not pending. */
@@ -87,7 +88,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       const lastInstant = Number(clock?.last_instant ?? 0);
       const states = await loadStates(
         sql,
-        this.database.schema,
+        this.readModel.schema,
         { users: new Set([userId]), guids: [], feedUrls: [], deletionIds: [[userId, deletionId]] },
         new Map([[userId, lastInstant]]),
       );
@@ -97,7 +98,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       const event: LogEvent = { type: 'DeletionCompleted', userId, deletionId, deletedAt };
       const decision = decide(state, { event, sequence: -1 }, deletedAt);
       await sql.query('SAVEPOINT cascade');
-      await writeChanges(sql, this.database.schema, decision.changes);
+      await writeChanges(sql, this.readModel.schema, decision.changes);
       await sql.query('ROLLBACK TO SAVEPOINT cascade');
       const [row] = await sql.query<SagaRow>(
         `INSERT INTO ${this.s}.deletion_saga (deletion_id, user_id, result, deleted_at)

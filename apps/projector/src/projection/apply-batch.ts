@@ -1,18 +1,9 @@
 import { decide, evolve, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
 import { LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
+import { OFFSETS_CHANNEL, OffsetNotice, quoteIdent, Sql } from '@castlog/read-model';
 import { OutcomeRow, writeChanges, writeOutcomes } from './changes.sql';
 import { keysOf, loadStates } from './state.loader';
-import { quoteIdent, Sql } from './sql';
-
-/** Channel on which the projector announces stored offsets (payload: JSON OffsetNotice). */
-export const OFFSETS_CHANNEL = 'castlog_offsets';
-
-export interface OffsetNotice {
-  readonly schema: string;
-  readonly partition: number;
-  readonly next: number;
-}
 
 export interface AppliedBatch {
   /** Records applied by this call (records the stored offset already covered are skipped). */

@@ -1,5 +1,5 @@
 import { Change, Deletion, RequestOutcome, Subscription } from '@castlog/domain';
-import { quoteIdent, Sql } from './sql';
+import { quoteIdent, Sql } from '@castlog/read-model';
 
 export interface OutcomeRow {
   readonly partition: number;

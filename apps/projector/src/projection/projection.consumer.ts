@@ -1,69 +1,150 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
-import { Database } from '@castlog/read-model';
+import {
+  ActiveProjection,
+  Database,
+  ProjectionVersion,
+  projectorGroup,
+  storedOffset,
+} from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
 import { applyBatch } from './apply-batch';
-import { storedOffset } from './checkpoint.store';
 
-/** Consumes the log and applies it to the read model, one transaction per batch. */
+/** How often a version being built checks whether it has caught up with the active one. */
+const SWITCH_CHECK_MS = 250;
+
+interface Lane {
+  readonly version: ProjectionVersion;
+  readonly consumer: RunningConsumer;
+}
+
+/** Consumes the log and applies it to the read model, one transaction per batch.
+ *
+ * It builds this release's projection version (PROJECTION_VERSION) in its own schema under its own
+ * consumer group. When that version is newer than the active one, it is rebuilt from offset 0
+ * while this projector also keeps the active version current, so the API goes on reading and
+ * acknowledging writes; once the new version has caught up it takes over reads and the old lane
+ * stops. */
 @Injectable()
 export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ProjectionConsumer.name);
-  private consumer?: RunningConsumer;
+  private own?: Lane;
+  private previous?: Lane;
+  private switchTimer?: NodeJS.Timeout;
+  private switching?: Promise<void>;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) private readonly database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+    private readonly readModel: ActiveProjection,
     private readonly eventBus: EventBus,
     private readonly metrics: Metrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const { dataSource, schema } = this.database;
-    this.consumer = await this.eventLog.consume({
-      group: this.config.PROJECTOR_GROUP,
-      maxBatchSize: this.config.PROJECTOR_BATCH_SIZE,
-      startFrom: (partition) => storedOffset(dataSource, schema, partition),
-      handle: (batch) => this.apply(batch),
-      onError: (error) => this.logger.error(`projection stopped: ${String(error)}`),
-    });
-    this.logger.log(`projecting into schema ${schema} as group ${this.config.PROJECTOR_GROUP}`);
+    const own: ProjectionVersion = { version: this.config.PROJECTION_VERSION, schema: this.database.schema };
+    this.readModel.follow(await this.readModel.versions.register(own.version));
+    this.own = await this.project(own);
+    const active: ProjectionVersion = { version: this.readModel.version, schema: this.readModel.schema };
+    if (active.version < own.version) {
+      this.logger.log(
+        `building projection version ${own.version} from offset 0; version ${active.version} ` +
+          `(schema ${active.schema}) serves reads and is kept current until version ${own.version} has caught up`,
+      );
+      this.previous = await this.project(active);
+      this.scheduleSwitchCheck();
+    } else if (active.version > own.version) {
+      this.logger.warn(
+        `projection version ${active.version} serves reads; this projector builds the older version ` +
+          `${own.version} and runs no deletion saga: it can be stopped`,
+      );
+    }
   }
 
-  private async apply(batch: LogBatch): Promise<void> {
+  /** Whether the deletion saga of this process may act on the version that serves reads: never on
+   * a version newer than the one this release builds. */
+  get ownsActiveVersion(): boolean {
+    return this.readModel.version <= this.config.PROJECTION_VERSION;
+  }
+
+  private async project(version: ProjectionVersion): Promise<Lane> {
+    const group = projectorGroup(this.config.PROJECTOR_GROUP, version.version);
+    const consumer = await this.eventLog.consume({
+      group,
+      maxBatchSize: this.config.PROJECTOR_BATCH_SIZE,
+      startFrom: (partition) => storedOffset(this.database.dataSource, version.schema, partition),
+      handle: (batch) => this.apply(version, batch),
+      onError: (error) =>
+        this.logger.error(`projection version ${version.version} stopped: ${String(error)}`),
+    });
+    this.logger.log(`projecting version ${version.version} into schema ${version.schema} as group ${group}`);
+    return { version, consumer };
+  }
+
+  private scheduleSwitchCheck(): void {
+    this.switchTimer = setTimeout(() => {
+      this.switching = this.checkSwitch()
+        .catch((error: unknown) => this.logger.warn(`projection switch check failed: ${String(error)}`))
+        .finally(() => {
+          this.switching = undefined;
+          if (this.previous && this.switchTimer) this.scheduleSwitchCheck();
+        });
+    }, SWITCH_CHECK_MS);
+  }
+
+  private async checkSwitch(): Promise<void> {
+    const own = this.config.PROJECTION_VERSION;
+    const result = await this.readModel.versions.activateIfCaughtUp(own);
+    if (result === 'behind') return;
+    const previous = this.previous;
+    this.readModel.follow({ version: own, schema: this.database.schema });
+    this.previous = undefined;
+    if (result === 'activated') {
+      this.logger.log(
+        `projection version ${own} has caught up with version ${previous?.version.version} and now serves reads`,
+      );
+    }
+    await previous?.consumer.stop();
+  }
+
+  private async apply(version: ProjectionVersion, batch: LogBatch): Promise<void> {
     const timer = this.metrics.batchDuration.startTimer();
     let result;
     try {
-      result = await applyBatch(
-        this.database.dataSource,
-        this.database.schema,
-        batch,
-        this.eventLog.partitions,
-      );
+      result = await applyBatch(this.database.dataSource, version.schema, batch, this.eventLog.partitions);
     } catch (error) {
       this.metrics.projectorErrors.inc();
-      this.logger.warn(`partition ${batch.partition}: batch failed, it will be retried: ${String(error)}`);
+      this.logger.warn(
+        `version ${version.version}, partition ${batch.partition}: batch failed, it will be retried: ${String(error)}`,
+      );
       throw error;
     }
     const seconds = timer();
     if (result.applied > 0) {
       this.metrics.batchSize.observe(result.applied);
       this.logger.debug({
-        msg: `partition ${batch.partition}: applied ${result.applied} events up to offset ${result.nextOffset} in ${(seconds * 1000).toFixed(1)} ms`,
+        msg: `version ${version.version}, partition ${batch.partition}: applied ${result.applied} events up to offset ${result.nextOffset} in ${(seconds * 1000).toFixed(1)} ms`,
         requestIds: batch.records.map((record) => record.requestId),
       });
     }
+    // The saga finalizes deletions in the version that serves reads; a version being built learns
+    // their results from the log.
+    if (version.schema !== this.readModel.schema || !this.ownsActiveVersion) return;
     for (const deletion of result.acceptedDeletions) {
       this.eventBus.publish(new DeletionAcceptedEvent(deletion.userId, deletion.deletionId));
     }
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.consumer?.stop();
-    this.consumer = undefined;
+    clearTimeout(this.switchTimer);
+    this.switchTimer = undefined;
+    await this.switching;
+    await Promise.all([this.own?.consumer.stop(), this.previous?.consumer.stop()]);
+    this.own = undefined;
+    this.previous = undefined;
   }
 }

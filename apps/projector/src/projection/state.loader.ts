@@ -10,7 +10,7 @@ import {
   Subscription,
   UserSubscriptions,
 } from '@castlog/domain';
-import { quoteIdent, Sql } from './sql';
+import { quoteIdent, Sql } from '@castlog/read-model';
 
 /** What the events of a batch can reach, per user: guids, normalised feed_urls, deletion ids. */
 export interface BatchKeys {

@@ -1,10 +1,8 @@
 import { configSchema } from '@castlog/config';
 import { EventLog, LogBatch } from '@castlog/event-log';
-import { readModelMigrations } from '@castlog/read-model';
+import { OFFSETS_CHANNEL, quoteIdent, readModelMigrations, Sql, storedOffsets } from '@castlog/read-model';
 import { DataSource, QueryRunner } from 'typeorm';
-import { applyBatch, OFFSETS_CHANNEL } from '../projection/apply-batch';
-import { storedOffsets } from '../projection/checkpoint.store';
-import { quoteIdent, Sql } from '../projection/sql';
+import { applyBatch } from '../projection/apply-batch';
 
 /** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
 export const DEFAULT_LIVE_SCHEMA: string = configSchema.shape.READ_MODEL_SCHEMA.parse(undefined);

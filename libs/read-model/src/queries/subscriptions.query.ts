@@ -1,5 +1,7 @@
 import { Instant } from '@castlog/domain';
 import { DataSource } from 'typeorm';
+import { ReadSchema } from '../projection-versions';
+import { quoteIdent } from '../sql';
 
 export interface SubscriptionView {
   readonly feedUrl: string;
@@ -31,16 +33,13 @@ interface Row {
 
 const num = (value: string | null): Instant | null => (value === null ? null : Number(value));
 
-/** Read-side queries on the projection's schema. */
+/** Read-side queries on the active projection's schema (read once per query, so one answer never
+ * mixes two versions). */
 export class SubscriptionsQuery {
-  private readonly s: string;
-
   constructor(
     private readonly dataSource: DataSource,
-    schema: string,
-  ) {
-    this.s = `"${schema}"`;
-  }
+    private readonly readModel: ReadSchema,
+  ) {}
 
   /** Subscriptions changed after `since` (all without it), ordered by change time then the guid
    * shown; `guid` is the guid the subscription had at `since` (its first without), `newGuid` its
@@ -51,16 +50,17 @@ export class SubscriptionsQuery {
     page: number,
     perPage: number,
   ): Promise<SubscriptionPage> {
+    const s = quoteIdent(this.readModel.schema);
     const shownGuid =
       since === null
         ? 'sub.id'
-        : `coalesce((SELECT g.guid FROM ${this.s}.subscription_guids g
+        : `coalesce((SELECT g.guid FROM ${s}.subscription_guids g
                       WHERE g.user_id = sub.user_id AND g.subscription_id = sub.id AND g.since <= $2
                       ORDER BY g.position DESC LIMIT 1), sub.id)`;
     const rows: Row[] = await this.dataSource.query(
       `SELECT sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed, sub.deleted,
               sub.merged_into, sub.latest_guid, ${shownGuid} AS shown_guid, count(*) OVER () AS total
-         FROM ${this.s}.subscriptions sub
+         FROM ${s}.subscriptions sub
         WHERE sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time > $2::bigint)
         ORDER BY sub.change_time, shown_guid
         LIMIT $3 OFFSET $4`,
@@ -69,12 +69,13 @@ export class SubscriptionsQuery {
     let total = Number(rows[0]?.total ?? 0);
     if (rows.length === 0 && page > 1) {
       const [count] = await this.dataSource.query(
-        `SELECT count(*) AS total FROM ${this.s}.subscriptions WHERE user_id = $1 AND ($2::bigint IS NULL OR change_time > $2::bigint)`,
+        `SELECT count(*) AS total FROM ${s}.subscriptions WHERE user_id = $1 AND ($2::bigint IS NULL OR change_time > $2::bigint)`,
         [userId, since],
       );
       total = Number(count?.total ?? 0);
     }
     const latest = await this.latestGuids(
+      s,
       userId,
       rows.filter((row) => row.merged_into !== null).map((row) => row.id),
     );
@@ -96,18 +97,18 @@ export class SubscriptionsQuery {
   }
 
   /** For merged subscriptions: the latest guid of the subscription each one finally resolves to. */
-  private async latestGuids(userId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  private async latestGuids(s: string, userId: string, ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
     const rows: { start: string; latest_guid: string }[] = await this.dataSource.query(
       `WITH RECURSIVE chain(start, id, depth) AS (
            SELECT id, id, 0 FROM unnest($2::uuid[]) AS id
            UNION ALL
            SELECT c.start, sub.merged_into, c.depth + 1 FROM chain c
-             JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
             WHERE sub.merged_into IS NOT NULL AND c.depth < 100
          )
        SELECT DISTINCT ON (c.start) c.start, sub.latest_guid FROM chain c
-         JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+         JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
         ORDER BY c.start, c.depth DESC`,
       [userId, ids],
     );
@@ -116,15 +117,16 @@ export class SubscriptionsQuery {
 
   /** The subscription any of whose guids is `guid`, after merges; null when the user has none. */
   async get(userId: string, guid: string): Promise<SubscriptionView | null> {
+    const s = quoteIdent(this.readModel.schema);
     const rows: Omit<Row, 'shown_guid' | 'total'>[] = await this.dataSource.query(
       `WITH RECURSIVE chain(id, depth) AS (
-           SELECT subscription_id, 0 FROM ${this.s}.subscription_guids WHERE user_id = $1 AND guid = $2
+           SELECT subscription_id, 0 FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
            UNION ALL
            SELECT sub.merged_into, c.depth + 1 FROM chain c
-             JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
             WHERE sub.merged_into IS NOT NULL AND c.depth < 100
          )
-       SELECT sub.* FROM chain c JOIN ${this.s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+       SELECT sub.* FROM chain c JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
         ORDER BY c.depth DESC LIMIT 1`,
       [userId, guid],
     );

@@ -45,8 +45,14 @@ export class Metrics {
 
   readonly projectorLag = new Gauge({
     name: 'castlog_projector_lag_events',
-    help: 'Events in the log not yet applied to the read model, per partition (measured at scrape)',
-    labelNames: ['partition'] as const,
+    help: 'Events in the log not yet applied, per projection version and partition (measured at scrape)',
+    labelNames: ['version', 'partition'] as const,
+    registers: [this.registry],
+  });
+
+  readonly activeProjectionVersion = new Gauge({
+    name: 'castlog_projection_active_version',
+    help: 'The projection version that serves reads',
     registers: [this.registry],
   });
 

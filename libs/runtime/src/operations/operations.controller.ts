@@ -44,19 +44,23 @@ export class OperationsController {
     if (worst > this.config.READY_MAX_PROJECTION_LAG) {
       throw unavailable(`projection is ${worst} events behind`);
     }
-    return { status: 'ok', projection_lag: worst };
+    return { status: 'ok', projection_version: this.status.versions()[0]?.version, projection_lag: worst };
   }
 
   @Get('metrics')
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   async scrape(): Promise<string> {
-    const [lag, deletions] = await Promise.all([
-      this.status.lag().catch(() => new Map<number, number>()),
+    const versions = this.status.versions();
+    const [deletions, ...lags] = await Promise.all([
       this.status.deletionsByStatus().catch(() => new Map<string, number>()),
+      ...versions.map(({ schema }) => this.status.lag(schema).catch(() => new Map<number, number>())),
     ]);
     this.metrics.projectorLag.reset();
-    for (const [partition, value] of lag)
-      this.metrics.projectorLag.set({ partition: String(partition) }, value);
+    versions.forEach(({ version }, i) => {
+      for (const [partition, value] of lags[i] ?? [])
+        this.metrics.projectorLag.set({ version: String(version), partition: String(partition) }, value);
+    });
+    this.metrics.activeProjectionVersion.set(versions[0]?.version ?? 0);
     this.metrics.deletions.reset();
     for (const [status, value] of deletions) this.metrics.deletions.set({ status }, value);
     return this.metrics.registry.metrics();

@@ -1,29 +1,38 @@
+import { CONFIG, Config } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
-import { Database } from '@castlog/read-model';
+import {
+  ActiveProjection,
+  Database,
+  ProjectionVersion,
+  quoteIdent,
+  storedOffsets,
+} from '@castlog/read-model';
 import { Inject, Injectable } from '@nestjs/common';
 import { DATABASE, EVENT_LOG } from '../tokens';
 
-/** How far the read model is behind the log, per partition. */
+/** How far projections are behind the log, per partition. */
 @Injectable()
 export class ProjectionStatus {
   constructor(
+    @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) private readonly database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
+    private readonly readModel: ActiveProjection,
   ) {}
 
-  async lag(): Promise<Map<number, number>> {
-    const [end, stored] = await Promise.all([
+  /** The version serving reads and, when this process builds another one, that one too. */
+  versions(): ProjectionVersion[] {
+    const active = { version: this.readModel.version, schema: this.readModel.schema };
+    const own = { version: this.config.PROJECTION_VERSION, schema: this.database.schema };
+    return own.version === active.version ? [active] : [active, own];
+  }
+
+  /** Events not yet applied, per partition, of `schema` (default: the version serving reads). */
+  async lag(schema = this.readModel.schema): Promise<Map<number, number>> {
+    const [end, applied] = await Promise.all([
       this.eventLog.endOffsets(),
-      this.database.dataSource.query(
-        `SELECT partition, next_offset FROM "${this.database.schema}".projection_offsets`,
-      ),
+      storedOffsets(this.database.dataSource, schema),
     ]);
-    const applied = new Map<number, number>(
-      (stored as { partition: number; next_offset: string }[]).map((row) => [
-        row.partition,
-        Number(row.next_offset),
-      ]),
-    );
     return new Map(
       [...end].map(([partition, high]) => [partition, Math.max(0, high - (applied.get(partition) ?? 0))]),
     );
@@ -31,7 +40,7 @@ export class ProjectionStatus {
 
   async deletionsByStatus(): Promise<Map<string, number>> {
     const rows: { status: string; count: string }[] = await this.database.dataSource.query(
-      `SELECT status, count(*) AS count FROM "${this.database.schema}".deletions GROUP BY status`,
+      `SELECT status, count(*) AS count FROM ${quoteIdent(this.readModel.schema)}.deletions GROUP BY status`,
     );
     return new Map(rows.map((row) => [row.status, Number(row.count)]));
   }

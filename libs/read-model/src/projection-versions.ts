@@ -1,0 +1,179 @@
+import { DataSource } from 'typeorm';
+import { PROJECTIONS_CHANNEL, ProjectionNotice } from './notifications';
+import { storedOffsets } from './projection-offsets';
+import { Sql } from './sql';
+
+/** Version 1 lives in the base schema itself, so a read model built before versions existed is
+ * version 1 as it stands; version N > 1 in `<base>_v<N>`. */
+export const projectionSchema = (base: string, version: number): string =>
+  version === 1 ? base : `${base}_v${version}`;
+
+/** Each version consumes the log under a consumer group of its own, from offset 0. */
+export const projectorGroup = (group: string, version: number): string =>
+  version === 1 ? group : `${group}-v${version}`;
+
+export type ProjectionVersionStatus = 'building' | 'active' | 'retired';
+
+export interface ProjectionVersion {
+  readonly version: number;
+  readonly schema: string;
+}
+
+export interface RegisteredVersion extends ProjectionVersion {
+  readonly status: ProjectionVersionStatus;
+  readonly registeredAt: Date;
+  readonly activatedAt: Date | null;
+}
+
+interface Row {
+  version: number;
+  schema: string;
+  status: ProjectionVersionStatus;
+  registered_at: Date;
+  activated_at: Date | null;
+}
+
+const registered = (row: Row): RegisteredVersion => ({
+  version: row.version,
+  schema: row.schema,
+  status: row.status,
+  registeredAt: row.registered_at,
+  activatedAt: row.activated_at,
+});
+
+export type ActivationResult = 'activated' | 'already-active' | 'behind';
+
+/** The projection versions of one read model and the switch between them. A version takes over
+ * reads only once its stored offset has reached the active version's in every partition, checked
+ * with the active version's offsets locked: a write the API acknowledged from the old version is
+ * therefore always in the new one. */
+export class ProjectionVersions {
+  constructor(
+    private readonly dataSource: DataSource,
+    readonly base: string,
+  ) {}
+
+  async list(): Promise<RegisteredVersion[]> {
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT * FROM castlog_projections.versions WHERE base = $1 ORDER BY version`,
+      [this.base],
+    );
+    return rows.map(registered);
+  }
+
+  async active(): Promise<RegisteredVersion | undefined> {
+    return (await this.list()).find((version) => version.status === 'active');
+  }
+
+  /** Registers `version` (its schema must exist): active when the read model has no active version
+   * yet, else building. Answers the active version. */
+  async register(version: number): Promise<RegisteredVersion> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.lock(manager);
+      await manager.query(
+        `INSERT INTO castlog_projections.versions (base, version, schema, status, activated_at)
+         SELECT $1, $2, $3, a.status, CASE a.status WHEN 'active' THEN now() END
+           FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM castlog_projections.versions
+                                           WHERE base = $1 AND status = 'active')
+                        THEN 'building' ELSE 'active' END AS status) a
+         ON CONFLICT (base, version) DO NOTHING`,
+        [this.base, version, projectionSchema(this.base, version)],
+      );
+      const [active]: Row[] = await manager.query(
+        `SELECT * FROM castlog_projections.versions WHERE base = $1 AND status = 'active'`,
+        [this.base],
+      );
+      if (!active) throw new Error(`read model ${this.base} has no active projection version`);
+      return registered(active);
+    });
+  }
+
+  /** Makes `version` serve reads if it has caught up with the active version; the switch is
+   * announced on PROJECTIONS_CHANNEL when it commits. */
+  async activateIfCaughtUp(version: number): Promise<ActivationResult> {
+    const active = await this.active();
+    if (active?.version === version) return 'already-active';
+    const schema = projectionSchema(this.base, version);
+    // A cheap look without locks first: most checks during a rebuild end here.
+    if (active && (await this.behind(this.dataSource, schema, active.schema, false))) return 'behind';
+    return this.dataSource.transaction(async (manager) => {
+      await this.lock(manager);
+      const [current]: Row[] = await manager.query(
+        `SELECT * FROM castlog_projections.versions WHERE base = $1 AND status = 'active'`,
+        [this.base],
+      );
+      if (current?.version === version) return 'already-active';
+      if (current && (await this.behind(manager, schema, current.schema, true))) return 'behind';
+      await manager.query(
+        `UPDATE castlog_projections.versions SET status = 'retired' WHERE base = $1 AND status = 'active'`,
+        [this.base],
+      );
+      const moved: Row[] = await manager.query(
+        `UPDATE castlog_projections.versions SET status = 'active', activated_at = now()
+          WHERE base = $1 AND version = $2 RETURNING *`,
+        [this.base, version],
+      );
+      if (moved.length === 0) throw new Error(`projection version ${version} is not registered`);
+      const notice: ProjectionNotice = { base: this.base, version, schema };
+      await manager.query('SELECT pg_notify($1, $2)', [PROJECTIONS_CHANNEL, JSON.stringify(notice)]);
+      return 'activated';
+    });
+  }
+
+  /** Whether `schema` has applied less than `activeSchema` in some partition. With `lock`, the
+   * active version's offsets stay locked until the caller's transaction ends, so the active
+   * version cannot move ahead between this check and the switch. */
+  private async behind(sql: Sql, schema: string, activeSchema: string, lock: boolean): Promise<boolean> {
+    const activeOffsets = lock
+      ? new Map(
+          (
+            await sql.query<{ partition: number; next_offset: string }>(
+              `SELECT partition, next_offset FROM "${activeSchema}".projection_offsets ORDER BY partition FOR UPDATE`,
+            )
+          ).map((row) => [row.partition, Number(row.next_offset)]),
+        )
+      : await storedOffsets(sql, activeSchema);
+    const offsets = await storedOffsets(sql, schema);
+    return [...activeOffsets].some(([partition, next]) => (offsets.get(partition) ?? 0) < next);
+  }
+
+  /** Serialises registration and switches of this read model. */
+  private async lock(sql: Sql): Promise<void> {
+    await sql.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`castlog_projections:${this.base}`]);
+  }
+}
+
+/** Where reads go: a schema that may change between two queries, never within one. */
+export interface ReadSchema {
+  readonly schema: string;
+}
+
+/** The projection version this process reads from. It follows switches: the API's notification
+ * listener and the projector's switch check call `follow` or `refresh`. */
+export class ActiveProjection implements ReadSchema {
+  constructor(
+    readonly versions: ProjectionVersions,
+    private current: ProjectionVersion,
+  ) {}
+
+  get schema(): string {
+    return this.current.schema;
+  }
+
+  get version(): number {
+    return this.current.version;
+  }
+
+  /** Reads from `next` from now on; answers whether that is a change. */
+  follow(next: ProjectionVersion): boolean {
+    if (next.version === this.current.version) return false;
+    this.current = { version: next.version, schema: next.schema };
+    return true;
+  }
+
+  /** Re-reads the active version; answers whether it changed. */
+  async refresh(): Promise<boolean> {
+    const active = await this.versions.active();
+    return active ? this.follow(active) : false;
+  }
+}
