@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
+import { seededRandom } from '../support/seeded-random';
 import {
   CastlogUnderTest,
   EventLogKind,
@@ -127,15 +128,33 @@ describe.each<[string, Bump]>([
           phase: at,
         });
         if (writes.length % 25 === 0) {
-          const deleted = await as.delete(`/v1/subscriptions/${g}`);
+          const doomed = guid();
+          await as.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed('doomed'), guid: doomed }] });
+          const deleted = await as.delete(`/v1/subscriptions/${doomed}`);
           if (deleted.status === 202) deletions.push({ user, id: deleted.body.deletion_id });
         }
       }
     });
+    // Another device of the writers' users: a write, once acknowledged, stays visible to every
+    // later read, whichever version serves it.
+    const rereads: { write: Write; status: number; feedUrl?: string }[] = [];
+    const next = seededRandom(Number(process.env.CASTLOG_TEST_SEED ?? 7));
+    const reader = (async () => {
+      while (writing) {
+        const acknowledged = writes.filter((w) => w.status === 200);
+        const write = acknowledged[Math.floor(next() * acknowledged.length)];
+        if (!write) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          continue;
+        }
+        const read = await app.as(write.user).get(`/v1/subscriptions/${write.guid}`);
+        rereads.push({ write, status: read.status, feedUrl: read.body?.feed_url });
+      }
+    })();
     await app.until('writes before the bump', async () => writes.length >= 20, 30_000);
 
-    phase = 'building';
     if (replace) await stop(v1);
+    phase = 'building';
     await projector({ ...app.config, PROJECTION_VERSION: 2 });
     await app.until(
       'version 2 to take over reads',
@@ -161,12 +180,28 @@ describe.each<[string, Bump]>([
       60_000,
     );
     writing = false;
-    await Promise.all(writers);
+    await Promise.all([...writers, reader]);
 
     // No downtime: every write in every phase acknowledged and read back as written.
     expect(writes.filter((w) => w.phase === 'building').length).toBeGreaterThan(0);
     expect(writes.filter((w) => w.status !== 200 || w.readBack !== 200)).toEqual([]);
     expect(writes.filter((w) => w.readFeedUrl !== w.feedUrl)).toEqual([]);
+    expect(rereads.length).toBeGreaterThan(0);
+    expect(
+      rereads
+        .filter((read) => read.status !== 200 || read.feedUrl !== read.write.feedUrl)
+        .map((read) => `${read.write.guid} (${read.write.phase}): ${read.status}`),
+    ).toEqual([]);
+
+    // While version 2 was being built, version 1 went on being projected (by projector v2 itself
+    // when it replaced projector v1): writes made then are in version 1's schema.
+    const building = writes.filter((w) => w.phase === 'building');
+    const [inVersion1] = await database.dataSource.query(
+      `SELECT count(*)::int AS n FROM "${base}".subscriptions s
+         JOIN unnest($1::text[], $2::uuid[]) AS w(user_id, id) ON s.user_id = w.user_id AND s.id = w.id`,
+      [building.map((w) => w.user.id), building.map((w) => w.guid)],
+    );
+    expect(inVersion1.n).toBeGreaterThan(0);
 
     // Version 2 was built in its own schema by its own consumer group; version 1 is retired.
     const schema = projectionSchema(base, 2);
