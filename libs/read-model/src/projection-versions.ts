@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { PROJECTIONS_CHANNEL, ProjectionNotice } from './notifications';
 import { storedOffsets } from './projection-offsets';
-import { Sql } from './sql';
+import { quoteIdent, Sql } from './sql';
 
 /** Version 1 lives in the base schema itself, so a read model built before versions existed is
  * version 1 as it stands; version N > 1 in `<base>_v<N>`. */
@@ -42,6 +42,14 @@ const registered = (row: Row): RegisteredVersion => ({
 });
 
 export type ActivationResult = 'activated' | 'already-active' | 'behind';
+
+const HOLD_POLL_MS = 10;
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Events `offsets` still lacks to reach `target`, over all partitions. */
+const deficit = (target: Map<number, number>, offsets: Map<number, number>): number =>
+  [...target].reduce((sum, [partition, next]) => sum + Math.max(0, next - (offsets.get(partition) ?? 0)), 0);
 
 /** The projection versions of one read model and the switch between them. A version takes over
  * reads only once its stored offset has reached the active version's in every partition, checked
@@ -88,14 +96,27 @@ export class ProjectionVersions {
     });
   }
 
-  /** Makes `version` serve reads if it has caught up with the active version; the switch is
-   * announced on PROJECTIONS_CHANNEL when it commits. */
-  async activateIfCaughtUp(version: number): Promise<ActivationResult> {
+  /** Makes `version` serve reads once it has caught up with the active version, and announces the
+   * switch on PROJECTIONS_CHANNEL when it commits. Under write load the active version keeps
+   * moving, so equal offsets are rarely seen by looking: once `version` is within `closeEnough`
+   * events, the active version's offsets are locked (its projector pauses, and acknowledged writes
+   * with it) while `version` catches up to them, for at most `holdMs`. A write the API
+   * acknowledged from the old version is therefore always in the new one. */
+  async activateIfCaughtUp(
+    version: number,
+    { closeEnough = 2000, holdMs = 2000 }: { closeEnough?: number; holdMs?: number } = {},
+  ): Promise<ActivationResult> {
     const active = await this.active();
     if (active?.version === version) return 'already-active';
     const schema = projectionSchema(this.base, version);
     // A cheap look without locks first: most checks during a rebuild end here.
-    if (active && (await this.behind(this.dataSource, schema, active.schema, false))) return 'behind';
+    if (active) {
+      const [target, offsets] = [
+        await storedOffsets(this.dataSource, active.schema),
+        await storedOffsets(this.dataSource, schema),
+      ];
+      if (deficit(target, offsets) > closeEnough) return 'behind';
+    }
     return this.dataSource.transaction(async (manager) => {
       await this.lock(manager);
       const [current]: Row[] = await manager.query(
@@ -103,7 +124,19 @@ export class ProjectionVersions {
         [this.base],
       );
       if (current?.version === version) return 'already-active';
-      if (current && (await this.behind(manager, schema, current.schema, true))) return 'behind';
+      if (current) {
+        const locked: { partition: number; next_offset: string }[] = await manager.query(
+          `SELECT partition, next_offset FROM ${quoteIdent(current.schema)}.projection_offsets
+            ORDER BY partition FOR UPDATE`,
+        );
+        const target = new Map(locked.map((row) => [row.partition, Number(row.next_offset)]));
+        const deadline = Date.now() + holdMs;
+        // Each statement sees what has committed since: `version`'s projector is not held.
+        while (deficit(target, await storedOffsets(manager, schema)) > 0) {
+          if (Date.now() >= deadline) return 'behind';
+          await delay(HOLD_POLL_MS);
+        }
+      }
       await manager.query(
         `UPDATE castlog_projections.versions SET status = 'retired' WHERE base = $1 AND status = 'active'`,
         [this.base],
@@ -118,23 +151,6 @@ export class ProjectionVersions {
       await manager.query('SELECT pg_notify($1, $2)', [PROJECTIONS_CHANNEL, JSON.stringify(notice)]);
       return 'activated';
     });
-  }
-
-  /** Whether `schema` has applied less than `activeSchema` in some partition. With `lock`, the
-   * active version's offsets stay locked until the caller's transaction ends, so the active
-   * version cannot move ahead between this check and the switch. */
-  private async behind(sql: Sql, schema: string, activeSchema: string, lock: boolean): Promise<boolean> {
-    const activeOffsets = lock
-      ? new Map(
-          (
-            await sql.query<{ partition: number; next_offset: string }>(
-              `SELECT partition, next_offset FROM "${activeSchema}".projection_offsets ORDER BY partition FOR UPDATE`,
-            )
-          ).map((row) => [row.partition, Number(row.next_offset)]),
-        )
-      : await storedOffsets(sql, activeSchema);
-    const offsets = await storedOffsets(sql, schema);
-    return [...activeOffsets].some(([partition, next]) => (offsets.get(partition) ?? 0) < next);
   }
 
   /** Serialises registration and switches of this read model. */
