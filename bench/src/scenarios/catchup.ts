@@ -117,7 +117,7 @@ async function applyBatchTimed(
     t = performance.now();
     await runner.commitTransaction();
     timer.add('commit', since(t));
-    return result.applied;
+    return result.reduce((sum, partition) => sum + partition.applied, 0);
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction();
     throw error;
@@ -160,7 +160,7 @@ async function catchUp(
       const t = performance.now();
       const count = profile
         ? await applyBatchTimed(dataSource, schema, batch, partitions, profile)
-        : (await applyBatch(dataSource, schema, batch, partitions)).applied;
+        : (await applyBatch(dataSource, schema, batch, partitions)).reduce((sum, r) => sum + r.applied, 0);
       batchMs.push(since(t));
       batchSizes.push(count);
       applied += count;

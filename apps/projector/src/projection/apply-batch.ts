@@ -1,11 +1,14 @@
 import { decide, evolve, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
 import { LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
-import { OFFSETS_CHANNEL, OffsetNotice, quoteIdent, Sql } from '@castlog/read-model';
+import { OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
 import { OutcomeRow, writeChanges, writeOutcomes } from './changes.sql';
 import { keysOf, loadStates } from './state.loader';
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer E)[] ? E[] : T[K] };
+
 export interface AppliedBatch {
+  readonly partition: number;
   /** Records applied by this call (records the stored offset already covered are skipped). */
   readonly applied: number;
   readonly nextOffset: number;
@@ -13,21 +16,23 @@ export interface AppliedBatch {
   readonly acceptedDeletions: readonly { userId: string; deletionId: number }[];
 }
 
-/** Skips what the stored offset covers, decides every remaining record, and writes the read-model
- * changes, the request outcomes and the new offset in one transaction, so every event takes
- * effect exactly once however often the log redelivers it. */
+/** Skips what the stored offsets cover, decides every remaining record, and writes the read-model
+ * changes, the request outcomes and the new offsets in one transaction, so every event takes
+ * effect exactly once however often the log redelivers it. Batches of several partitions go into
+ * one transaction with the same statements as one batch: a user's events are all in one partition,
+ * so partitions are independent. Answers one result per partition, in partition order. */
 export async function applyBatch(
   dataSource: DataSource,
   schema: string,
-  batch: LogBatch,
+  batches: LogBatch | readonly LogBatch[],
   partitions: number,
-): Promise<AppliedBatch> {
+): Promise<AppliedBatch[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
     await runner.startTransaction();
     const sql: Sql = { query: (text, params) => runner.query(text, params) };
-    const result = await applyInTransaction(sql, schema, batch, partitions);
+    const result = await applyInTransaction(sql, schema, batches, partitions);
     await runner.commitTransaction();
     return result;
   } catch (error) {
@@ -41,27 +46,55 @@ export async function applyBatch(
 export async function applyInTransaction(
   sql: Sql,
   schema: string,
-  batch: LogBatch,
+  batches: LogBatch | readonly LogBatch[],
   partitions: number,
-): Promise<AppliedBatch> {
+): Promise<AppliedBatch[]> {
   const s = quoteIdent(schema);
-  const lockOffset = () =>
-    sql.query<{ next_offset: string }>(
-      `SELECT next_offset FROM ${s}.projection_offsets WHERE partition = $1 FOR UPDATE`,
-      [batch.partition],
-    );
-  // One round trip once the partition has its row (every batch but its first).
-  let [stored] = await lockOffset();
-  if (!stored) {
-    await sql.query(
-      `INSERT INTO ${s}.projection_offsets (partition, next_offset) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
-      [batch.partition],
-    );
-    [stored] = await lockOffset();
+  const byPartition = new Map<number, LogRecord[]>();
+  for (const batch of Array.isArray(batches) ? batches : [batches as LogBatch]) {
+    byPartition.set(batch.partition, [...(byPartition.get(batch.partition) ?? []), ...batch.records]);
   }
-  const from = Number(stored?.next_offset ?? 0);
-  const records = batch.records.filter((record) => record.offset >= from);
-  if (records.length === 0) return { applied: 0, nextOffset: from, acceptedDeletions: [] };
+  const partitionIds = [...byPartition.keys()].sort((a, b) => a - b);
+  const lockOffsets = async () =>
+    new Map(
+      (
+        await sql.query<{ partition: number; next_offset: string }>(
+          `SELECT partition, next_offset FROM ${s}.projection_offsets
+            WHERE partition = ANY($1::int[]) ORDER BY partition FOR UPDATE`,
+          [partitionIds],
+        )
+      ).map((row) => [row.partition, Number(row.next_offset)]),
+    );
+  // One round trip once the partitions have their rows (every batch but their first).
+  let stored = await lockOffsets();
+  if (stored.size < partitionIds.length) {
+    await sql.query(
+      `INSERT INTO ${s}.projection_offsets (partition, next_offset)
+       SELECT unnest($1::int[]), 0 ON CONFLICT DO NOTHING`,
+      [partitionIds],
+    );
+    stored = await lockOffsets();
+  }
+
+  // Each partition's records past its stored offset, each record once.
+  const records: LogRecord[] = [];
+  const next = new Map<number, number>();
+  for (const partition of partitionIds) {
+    let expected = stored.get(partition) ?? 0;
+    for (const record of byPartition.get(partition) ?? []) {
+      if (record.offset < expected) continue;
+      records.push(record);
+      expected = record.offset + 1;
+    }
+    next.set(partition, expected);
+  }
+  const results = new Map<number, Mutable<AppliedBatch>>(
+    partitionIds.map((partition) => [
+      partition,
+      { partition, applied: 0, nextOffset: next.get(partition) ?? 0, acceptedDeletions: [] },
+    ]),
+  );
+  if (records.length === 0) return [...results.values()];
 
   const keys = keysOf(records.map((record) => record.value));
   const users = [...keys.users].sort();
@@ -79,7 +112,6 @@ export async function applyInTransaction(
 
   const changes = [];
   const outcomes: OutcomeRow[] = [];
-  const acceptedDeletions: { userId: string; deletionId: number }[] = [];
   for (const record of records) {
     const event: LogEvent = record.value;
     let state = states.get(event.userId) as UserSubscriptions;
@@ -89,25 +121,31 @@ export async function applyInTransaction(
     states.set(event.userId, state);
     changes.push(...decision.changes);
     outcomes.push(outcomeRow(record, now, decision.outcome));
+    const result = results.get(record.partition) as Mutable<AppliedBatch>;
+    result.applied += 1;
     if (
       decision.outcome.kind === 'DeletionAccepted' &&
       decision.changes.some((c) => c.kind === 'DeletionSaved' && c.deletion.status === 'PENDING')
     ) {
-      acceptedDeletions.push({ userId: event.userId, deletionId: decision.outcome.deletionId });
+      result.acceptedDeletions.push({ userId: event.userId, deletionId: decision.outcome.deletionId });
     }
   }
 
   await writeChanges(sql, schema, changes);
   await writeOutcomes(sql, schema, outcomes);
-  const nextOffset = (records[records.length - 1] as LogRecord).offset + 1;
-  const notice: OffsetNotice = { schema, partition: batch.partition, next: nextOffset };
-  // The new offset and its notice (sent at commit) in one statement.
+  const moved = [...results.values()].filter((result) => result.applied > 0);
+  // The new offsets and their notices (sent at commit) in one statement.
   await sql.query(
-    `WITH moved AS (UPDATE ${s}.projection_offsets SET next_offset = $2 WHERE partition = $1 RETURNING partition)
-     SELECT pg_notify($3, $4) FROM moved`,
-    [batch.partition, nextOffset, OFFSETS_CHANNEL, JSON.stringify(notice)],
+    `WITH moved AS (
+       UPDATE ${s}.projection_offsets o SET next_offset = m.next
+         FROM unnest($1::int[], $2::bigint[]) AS m(partition, next)
+        WHERE o.partition = m.partition
+       RETURNING o.partition, o.next_offset)
+     SELECT pg_notify($3, json_build_object('schema', $4::text, 'partition', partition, 'next', next_offset)::text)
+       FROM moved`,
+    [moved.map((r) => r.partition), moved.map((r) => r.nextOffset), OFFSETS_CHANNEL, schema],
   );
-  return { applied: records.length, nextOffset, acceptedDeletions };
+  return [...results.values()];
 }
 
 const outcomeRow = (record: LogRecord, instant: number, outcome: OutcomeRow['outcome']): OutcomeRow => ({

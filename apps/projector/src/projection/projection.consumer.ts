@@ -1,5 +1,5 @@
 import { CONFIG, Config } from '@castlog/config';
-import { EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
+import { EventLog, GroupCommit, LogBatch, RunningConsumer } from '@castlog/event-log';
 import {
   ActiveProjection,
   Database,
@@ -11,7 +11,7 @@ import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
-import { applyBatch } from './apply-batch';
+import { AppliedBatch, applyBatch } from './apply-batch';
 
 /** How often a version being built checks whether it has caught up with the active one. */
 const SWITCH_CHECK_MS = 250;
@@ -73,11 +73,20 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
 
   private async project(version: ProjectionVersion): Promise<Lane> {
     const group = projectorGroup(this.config.PROJECTOR_GROUP, version.version);
+    // The log hands over batches of several partitions at once: those that arrive while a
+    // transaction is in flight go together into the next one (up to PROJECTOR_BATCH_SIZE events).
+    const transactions = new GroupCommit<LogBatch, AppliedBatch>((batches) => this.apply(version, batches), {
+      maxItems: Number.MAX_SAFE_INTEGER,
+      maxBytes: this.config.PROJECTOR_BATCH_SIZE,
+      sizeOf: (batch) => batch.records.length,
+    });
     const consumer = await this.eventLog.consume({
       group,
       maxBatchSize: this.config.PROJECTOR_BATCH_SIZE,
       startFrom: (partition) => storedOffset(this.database.dataSource, version.schema, partition),
-      handle: (batch) => this.apply(version, batch),
+      handle: async (batch) => {
+        await transactions.submit([batch]);
+      },
       onError: (error) =>
         this.logger.error(`projection version ${version.version} stopped: ${String(error)}`),
     });
@@ -111,32 +120,39 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     await previous?.consumer.stop();
   }
 
-  private async apply(version: ProjectionVersion, batch: LogBatch): Promise<void> {
+  /** Applies batches in one transaction; answers each batch's result, in input order. */
+  private async apply(version: ProjectionVersion, batches: LogBatch[]): Promise<AppliedBatch[]> {
     const timer = this.metrics.batchDuration.startTimer();
-    let result;
+    const partitions = batches.map((batch) => batch.partition).join(',');
+    let results: AppliedBatch[];
     try {
-      result = await applyBatch(this.database.dataSource, version.schema, batch, this.eventLog.partitions);
+      results = await applyBatch(this.database.dataSource, version.schema, batches, this.eventLog.partitions);
     } catch (error) {
       this.metrics.projectorErrors.inc();
       this.logger.warn(
-        `version ${version.version}, partition ${batch.partition}: batch failed, it will be retried: ${String(error)}`,
+        `version ${version.version}, partitions ${partitions}: batch failed, it will be retried: ${String(error)}`,
       );
       throw error;
     }
     const seconds = timer();
-    if (result.applied > 0) {
-      this.metrics.batchSize.observe(result.applied);
+    const applied = results.reduce((sum, result) => sum + result.applied, 0);
+    if (applied > 0) {
+      this.metrics.batchSize.observe(applied);
       this.logger.debug({
-        msg: `version ${version.version}, partition ${batch.partition}: applied ${result.applied} events up to offset ${result.nextOffset} in ${(seconds * 1000).toFixed(1)} ms`,
-        requestIds: batch.records.map((record) => record.requestId),
+        msg: `version ${version.version}, partitions ${partitions}: applied ${applied} events in ${(seconds * 1000).toFixed(1)} ms`,
+        offsets: Object.fromEntries(results.map((result) => [result.partition, result.nextOffset])),
+        requestIds: batches.flatMap((batch) => batch.records.map((record) => record.requestId)),
       });
     }
     // The saga finalizes deletions in the version that serves reads; a version being built learns
     // their results from the log.
-    if (version.schema !== this.readModel.schema || !this.ownsActiveVersion) return;
-    for (const deletion of result.acceptedDeletions) {
-      this.eventBus.publish(new DeletionAcceptedEvent(deletion.userId, deletion.deletionId));
+    if (version.schema === this.readModel.schema && this.ownsActiveVersion) {
+      for (const deletion of results.flatMap((result) => result.acceptedDeletions)) {
+        this.eventBus.publish(new DeletionAcceptedEvent(deletion.userId, deletion.deletionId));
+      }
     }
+    const byPartition = new Map(results.map((result) => [result.partition, result]));
+    return batches.map((batch) => byPartition.get(batch.partition) as AppliedBatch);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -224,7 +224,8 @@ export class KafkaEventLog implements EventLog {
     await consumer.run({
       autoCommit: true,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: Math.min(this.partitions, 4),
+      // Every partition at once: the projector applies what arrives together in one transaction.
+      partitionsConsumedConcurrently: this.partitions,
       eachBatch: async ({
         batch,
         resolveOffset,
