@@ -1,5 +1,5 @@
 import { LogBatch } from '@castlog/event-log';
-import { applyBatch, applyInTransaction } from '@castlog/projector';
+import { AppliedBatch, applyBatch, applyInTransaction, batchTransactions } from '@castlog/projector';
 import { quoteIdent, readModelMigrations, Sql, storedOffset } from '@castlog/read-model';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { Pool, PoolClient } from 'pg';
@@ -83,10 +83,10 @@ class StageTimer {
 async function applyBatchTimed(
   dataSource: DataSource,
   schema: string,
-  batch: LogBatch,
+  batches: LogBatch[],
   partitions: number,
   timer: StageTimer,
-): Promise<number> {
+): Promise<AppliedBatch[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -111,13 +111,13 @@ async function applyBatchTimed(
       },
     };
     t = performance.now();
-    const result = await applyInTransaction(sql, schema, batch, partitions);
+    const result = await applyInTransaction(sql, schema, batches, partitions);
     // What is not a statement: keys, decide, evolve, building the rows and parameters.
     timer.add('decide + build rows (JS)', since(t) - inSql);
     t = performance.now();
     await runner.commitTransaction();
     timer.add('commit', since(t));
-    return result.reduce((sum, partition) => sum + partition.applied, 0);
+    return result;
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction();
     throw error;
@@ -127,8 +127,8 @@ async function applyBatchTimed(
 }
 
 /** The projector's consume loop (what ProjectionConsumer does: the adapter's consumer, batches of
- * PROJECTOR_BATCH_SIZE, several partitions at once, applyBatch per batch) from offset 0 into the
- * runtime's fresh schema, until the stored offsets reach the log's end. */
+ * PROJECTOR_BATCH_SIZE, every partition at once, batchTransactions feeding applyBatch) from offset 0
+ * into the runtime's fresh schema, until the stored offsets reach the log's end. */
 async function catchUp(
   runtime: OpenedRuntime,
   total: number,
@@ -147,6 +147,17 @@ async function catchUp(
   const finished = new Promise<void>((resolve) => (done = resolve));
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const transactions = batchTransactions(async (batches) => {
+    const t = performance.now();
+    const results = profile
+      ? await applyBatchTimed(dataSource, schema, batches, partitions, profile)
+      : await applyBatch(dataSource, schema, batches, partitions);
+    const count = results.reduce((sum, result) => sum + result.applied, 0);
+    batchMs.push(since(t));
+    batchSizes.push(count);
+    applied += count;
+    return results;
+  }, runtime.config.PROJECTOR_BATCH_SIZE);
   const consumer = await runtime.eventLog.consume({
     group: uniqueName('bench_catchup'),
     maxBatchSize: runtime.config.PROJECTOR_BATCH_SIZE,
@@ -157,13 +168,7 @@ async function catchUp(
     },
     handle: async (batch) => {
       firstBatchAt ??= performance.now();
-      const t = performance.now();
-      const count = profile
-        ? await applyBatchTimed(dataSource, schema, batch, partitions, profile)
-        : (await applyBatch(dataSource, schema, batch, partitions)).reduce((sum, r) => sum + r.applied, 0);
-      batchMs.push(since(t));
-      batchSizes.push(count);
-      applied += count;
+      await transactions.submit([batch]);
       if (applied - lastReport >= 100_000) {
         lastReport = applied;
         log(`catchup: applied ${applied.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} events`);
@@ -226,7 +231,7 @@ async function columnsOf(client: PoolClient, schema: string, table: string): Pro
 
 /** The baseline: the rows the catch-up produced, read back page by page and written into a fresh
  * schema of the same tables and indexes with raw `INSERT … SELECT FROM unnest … ON CONFLICT DO
- * UPDATE`, BULK_WRITERS statements at a time (the consumer applies up to 4 partitions at once). */
+ * UPDATE`, BULK_WRITERS statements at a time (the projector has up to PARALLEL_TRANSACTIONS = 4 transactions in flight). */
 async function bulkBaseline(databaseUrl: string, from: string, log: (line: string) => void) {
   const to = uniqueName('bench_bulk');
   const pool = new Pool({ connectionString: databaseUrl, max: BULK_WRITERS + 2 });
@@ -373,7 +378,7 @@ export async function catchupScenario(
       result: {
         description:
           'N events appended to a fresh topic; a fresh projection schema applies them from offset 0 through the ' +
-          "projector's consume loop (batches of PROJECTOR_BATCH_SIZE, up to 4 partitions at once, applyBatch). " +
+          "projector's consume loop (batches of PROJECTOR_BATCH_SIZE, every partition at once, batches that arrive together in one transaction, up to 4 transactions in flight). " +
           'Baseline: the resulting rows of every projected table written into an empty copy of the schema with raw ' +
           'INSERT … SELECT FROM unnest … ON CONFLICT, 4 statements at a time.',
         settings: {

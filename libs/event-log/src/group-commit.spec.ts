@@ -28,11 +28,16 @@ class ManualFlush {
 /** Lets queued promise callbacks and the flush loop run (no timers involved). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-const groupCommit = (flush: ManualFlush, limits: Partial<{ maxItems: number; maxBytes: number }> = {}) =>
+const groupCommit = (
+  flush: ManualFlush,
+  limits: Partial<{ maxItems: number; maxBytes: number; maxInFlight: number; gatherTurn: boolean }> = {},
+) =>
   new GroupCommit<string, string>(flush.flush, {
     maxItems: limits.maxItems ?? 1000,
     maxBytes: limits.maxBytes ?? 1_000_000,
     sizeOf: (item) => item.length,
+    maxInFlight: limits.maxInFlight,
+    gatherTurn: limits.gatherTurn,
   });
 
 /** Tracks a promise's outcome without awaiting it. */
@@ -198,6 +203,59 @@ describe('GroupCommit', () => {
       expect(flush.inFlight).toBe(1);
       flush.succeed();
       await expect(retried).resolves.toEqual(['result:a']);
+    });
+  });
+  describe('several flushes in flight, gathering a turn', () => {
+    it('runs up to maxInFlight flushes at once and gathers the rest into the next free one', async () => {
+      const flush = new ManualFlush();
+      const commit = groupCommit(flush, { maxInFlight: 2, maxBytes: 1 });
+      const results = [
+        commit.submit(['a']),
+        commit.submit(['b']),
+        commit.submit(['c']),
+        commit.submit(['d']),
+      ].map(track);
+      expect(flush.batches).toEqual([['a'], ['b']]);
+      expect(flush.inFlight).toBe(2);
+      flush.succeed();
+      await settle();
+      expect(flush.batches).toEqual([['a'], ['b'], ['c']]);
+      expect(results[0]).toEqual({ value: ['result:a'], settled: true });
+      flush.succeed();
+      flush.succeed();
+      await settle();
+      flush.succeed();
+      await settle();
+      expect(flush.batches).toEqual([['a'], ['b'], ['c'], ['d']]);
+      expect(results.map((r) => r.value)).toEqual([['result:a'], ['result:b'], ['result:c'], ['result:d']]);
+    });
+
+    it('with gatherTurn, puts the submits of one turn into one flush although a flush is free', async () => {
+      const flush = new ManualFlush();
+      const commit = groupCommit(flush, { maxInFlight: 4, gatherTurn: true });
+      const results = [commit.submit(['a']), commit.submit(['b', 'c'])].map(track);
+      expect(flush.batches).toEqual([]);
+      await settle();
+      expect(flush.batches).toEqual([['a', 'b', 'c']]);
+      flush.succeed();
+      await settle();
+      expect(results.map((r) => r.value)).toEqual([['result:a'], ['result:b', 'result:c']]);
+    });
+
+    it('rejects the callers of a flush that throws before answering a promise, and keeps going', async () => {
+      let calls = 0;
+      const commit = new GroupCommit<string, string>(
+        (items) => {
+          calls += 1;
+          if (calls === 1) throw new Error('at once');
+          return Promise.resolve(items.map((item) => `ok:${item}`));
+        },
+        { maxItems: 1, maxBytes: 100, sizeOf: () => 1 },
+      );
+      const [first, second] = [track(commit.submit(['a'])), track(commit.submit(['b']))];
+      await settle();
+      expect(first.error).toEqual(new Error('at once'));
+      expect(second.value).toEqual(['ok:b']);
     });
   });
 });

@@ -1,12 +1,24 @@
+export interface GroupCommitLimits<T> {
+  readonly maxItems: number;
+  readonly maxBytes: number;
+  readonly sizeOf: (item: T) => number;
+  /** Flushes in flight at once (default 1). Items wait while all are busy, and go out together. */
+  readonly maxInFlight?: number;
+  /** Start a flush only once the submits of the current turn of the event loop are in (default:
+   * at once), so calls made together share a flush even when a flush is free. */
+  readonly gatherTurn?: boolean;
+}
+
 /** Gathers concurrent calls into one flush: while a flush is in flight, new items wait and go out
  * together in the next one. Each caller gets its own result back. */
 export class GroupCommit<T, R> {
   private pending: { item: T; size: number; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
-  private flushing = false;
+  private inFlight = 0;
+  private gathering = false;
 
   constructor(
     private readonly flush: (items: T[]) => Promise<R[]>,
-    private readonly limits: { maxItems: number; maxBytes: number; sizeOf: (item: T) => number },
+    private readonly limits: GroupCommitLimits<T>,
   ) {}
 
   submit(items: readonly T[]): Promise<R[]> {
@@ -16,25 +28,36 @@ export class GroupCommit<T, R> {
           this.pending.push({ item, size: this.limits.sizeOf(item), resolve, reject }),
         ),
     );
-    void this.drain();
+    if (!this.limits.gatherTurn) this.drain();
+    else if (!this.gathering) {
+      this.gathering = true;
+      setImmediate(() => {
+        this.gathering = false;
+        this.drain();
+      });
+    }
     return Promise.all(results);
   }
 
-  private async drain(): Promise<void> {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      while (this.pending.length > 0) {
-        const batch = this.takeBatch();
-        try {
-          const results = await this.flush(batch.map((entry) => entry.item));
-          batch.forEach((entry, index) => entry.resolve(results[index] as R));
-        } catch (error) {
-          batch.forEach((entry) => entry.reject(error));
-        }
+  private drain(): void {
+    while (this.pending.length > 0 && this.inFlight < (this.limits.maxInFlight ?? 1)) {
+      const batch = this.takeBatch();
+      this.inFlight += 1;
+      let flushed: Promise<R[]>;
+      try {
+        flushed = this.flush(batch.map((entry) => entry.item));
+      } catch (error) {
+        flushed = Promise.reject(error);
       }
-    } finally {
-      this.flushing = false;
+      flushed
+        .then(
+          (results) => batch.forEach((entry, index) => entry.resolve(results[index] as R)),
+          (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+        )
+        .finally(() => {
+          this.inFlight -= 1;
+          this.drain();
+        });
     }
   }
 

@@ -1,5 +1,5 @@
 import { decide, evolve, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
-import { LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
+import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
 import { OutcomeRow, writeChanges, writeOutcomes } from './changes.sql';
@@ -147,6 +147,26 @@ export async function applyInTransaction(
   );
   return [...results.values()];
 }
+
+/** Transactions of one projection in flight at once: PostgreSQL writes one batch while the next
+ * is decided. */
+export const PARALLEL_TRANSACTIONS = 4;
+
+/** How the projector feeds `apply` (one transaction per call): the batches the log hands over
+ * together — several partitions at once — go into one transaction of up to `maxEvents` events, with
+ * up to PARALLEL_TRANSACTIONS in flight. Partitions in flight are disjoint (the log hands over one
+ * batch of a partition at a time), and so are their users: concurrent transactions never conflict. */
+export const batchTransactions = (
+  apply: (batches: LogBatch[]) => Promise<AppliedBatch[]>,
+  maxEvents: number,
+): GroupCommit<LogBatch, AppliedBatch> =>
+  new GroupCommit(apply, {
+    maxItems: Number.MAX_SAFE_INTEGER,
+    maxBytes: maxEvents,
+    sizeOf: (batch) => batch.records.length,
+    maxInFlight: PARALLEL_TRANSACTIONS,
+    gatherTurn: true,
+  });
 
 const outcomeRow = (record: LogRecord, instant: number, outcome: OutcomeRow['outcome']): OutcomeRow => ({
   partition: record.partition,

@@ -1,5 +1,5 @@
 import { CONFIG, Config } from '@castlog/config';
-import { EventLog, GroupCommit, LogBatch, RunningConsumer } from '@castlog/event-log';
+import { EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
 import {
   ActiveProjection,
   Database,
@@ -11,7 +11,7 @@ import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
-import { AppliedBatch, applyBatch } from './apply-batch';
+import { AppliedBatch, applyBatch, batchTransactions } from './apply-batch';
 
 /** How often a version being built checks whether it has caught up with the active one. */
 const SWITCH_CHECK_MS = 250;
@@ -73,13 +73,10 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
 
   private async project(version: ProjectionVersion): Promise<Lane> {
     const group = projectorGroup(this.config.PROJECTOR_GROUP, version.version);
-    // The log hands over batches of several partitions at once: those that arrive while a
-    // transaction is in flight go together into the next one (up to PROJECTOR_BATCH_SIZE events).
-    const transactions = new GroupCommit<LogBatch, AppliedBatch>((batches) => this.apply(version, batches), {
-      maxItems: Number.MAX_SAFE_INTEGER,
-      maxBytes: this.config.PROJECTOR_BATCH_SIZE,
-      sizeOf: (batch) => batch.records.length,
-    });
+    const transactions = batchTransactions(
+      (batches) => this.apply(version, batches),
+      this.config.PROJECTOR_BATCH_SIZE,
+    );
     const consumer = await this.eventLog.consume({
       group,
       maxBatchSize: this.config.PROJECTOR_BATCH_SIZE,
