@@ -1,4 +1,5 @@
 import { checkFeedUrl, isGuid, normalizeGuid } from '@castlog/domain';
+import { UNSTORABLE_TEXT } from '@castlog/event-log';
 import { ValidationFailed } from './errors';
 
 export const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -7,9 +8,6 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
 /** Far deeper than any body castlog reads (3 levels), far below what JSON.stringify (a few thousand)
  * and PostgreSQL's jsonb handle. */
 export const MAX_BODY_DEPTH = 32;
-/** U+0000 or a UTF-16 surrogate without its pair: PostgreSQL text and jsonb cannot hold either. */
-// eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** A request body must be a JSON object that the event log and the read model can store: no
  * string or key with U+0000 or a lone surrogate (`\u0000`, `\ud800` in JSON), at most
@@ -21,13 +19,13 @@ export function parseBodyObject(body: unknown): Record<string, unknown> {
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, depth] = next;
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value))
+      if (UNSTORABLE_TEXT.test(value))
         throw new ValidationFailed('strings must not hold U+0000 or unpaired surrogates');
     } else if (typeof value === 'object' && value !== null) {
       if (depth >= MAX_BODY_DEPTH)
         throw new ValidationFailed(`the body must not nest deeper than ${MAX_BODY_DEPTH} levels`);
       for (const [key, item] of Object.entries(value)) {
-        if (UNSTORABLE.test(key))
+        if (UNSTORABLE_TEXT.test(key))
           throw new ValidationFailed('keys must not hold U+0000 or unpaired surrogates');
         pending.push([item, depth + 1]);
       }

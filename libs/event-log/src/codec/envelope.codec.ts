@@ -39,6 +39,27 @@ const eventSchemas: Record<LogEventType, z.ZodType<LogEvent>> = {
 
 export class MalformedEventError extends Error {}
 
+/** U+0000 or a UTF-16 surrogate without its pair: PostgreSQL text and jsonb cannot hold either. */
+// eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
+export const UNSTORABLE_TEXT =
+  /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether no string and no key anywhere in `value` holds UNSTORABLE_TEXT. */
+export function isStorable(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next === 'string') {
+      if (UNSTORABLE_TEXT.test(next)) return false;
+    } else if (typeof next === 'object' && next !== null) {
+      for (const [key, item] of Object.entries(next)) {
+        if (UNSTORABLE_TEXT.test(key)) return false;
+        pending.push(item);
+      }
+    }
+  }
+  return true;
+}
+
 export interface EventHeaders {
   readonly type: string;
   readonly version: number;
@@ -58,6 +79,13 @@ export function checkEvent(headers: EventHeaders, value: unknown): LogEvent {
   if (!parsed.success || (parsed.data as LogEvent).type !== headers.type) {
     throw new MalformedEventError(
       `${headers.type} does not match its schema: ${parsed.error?.message ?? 'type'}`,
+    );
+  }
+  // The read model stores every string of an event (the outcome echoes what was sent): one it
+  // cannot store would stop the projection at that event, so no producer may append it.
+  if (!isStorable(value) || UNSTORABLE_TEXT.test(headers.requestId)) {
+    throw new MalformedEventError(
+      `${headers.type} holds a string with U+0000 or an unpaired surrogate, which the read model cannot store`,
     );
   }
   return value as LogEvent;

@@ -90,8 +90,18 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         const notAGuid = envelopeOf({ type: 'DeletionRequested', userId: user, guid: 'not-a-guid' });
         const typeMismatch: EventEnvelope = { ...deletionRequested(user), type: 'DeletionCompleted' };
 
+        // Strings the read model could not store, from a producer other than the API.
+        const nul = envelopeOf({
+          type: 'SubscriptionsAddRequested',
+          userId: user,
+          items: [{ feedUrl: 'https://example.com/\u0000', candidateGuid: randomUUID() }],
+        });
+        const loneSurrogate = { ...deletionRequested(user), requestId: 'r-\ud800' };
+
         await expect(log.append([valid, notAGuid])).rejects.toThrow(/DeletionRequested/);
         await expect(log.append([typeMismatch])).rejects.toThrow(/DeletionCompleted/);
+        await expect(log.append([nul])).rejects.toThrow(/U\+0000 or an unpaired surrogate/);
+        await expect(log.append([loneSurrogate])).rejects.toThrow(/U\+0000 or an unpaired surrogate/);
 
         const end = await log.endOffsets();
         expect([...end.values()].every((next) => next === 0)).toBe(true);
