@@ -40,8 +40,8 @@ const eventSchemas: Record<LogEventType, z.ZodType<LogEvent>> = {
 export class MalformedEventError extends Error {}
 
 /** U+0000 or a UTF-16 surrogate without its pair: PostgreSQL text and jsonb cannot hold either. */
-// eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
 export const UNSTORABLE_TEXT =
+  // eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
   /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Whether no string and no key anywhere in `value` holds UNSTORABLE_TEXT. */
