@@ -72,6 +72,31 @@ describe('Limits', () => {
     }
   });
 
+  it('counts failed credentials per client address: past the limit 429 before checking, even right ones', async () => {
+    const app = await startCastlog({ log: 'postgres', env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const alice = await app.freshUser();
+      const basic = (password: string) =>
+        app.anonymous.withAuthorization(
+          `Basic ${Buffer.from(`${alice.name}:${password}`).toString('base64')}`,
+        );
+      // Without credentials nothing is counted.
+      for (let i = 0; i < 4; i += 1) expect((await app.anonymous.get('/v1/subscriptions')).status).toBe(401);
+      const statuses = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await basic('wrong').get('/v1/subscriptions')).status);
+      statuses.push(
+        (await app.as(alice).withAuthorization('Bearer not-a-token').get('/v1/subscriptions')).status,
+      );
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      const limited = await basic(alice.password).get('/v1/subscriptions');
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual(errorBody(429));
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('answers 503 with Retry-After when the projection does not catch up in time, and the write still applies', async () => {
     const app = await startCastlog({ projector: false, env: { READ_YOUR_WRITES_TIMEOUT: '300ms' } });
     try {

@@ -1333,7 +1333,8 @@ function allowedWhenLimited(plan: Plan, _bodyBytes: number, headBytes: number): 
   if (!plan.clean) allowed.add(404);
   const authenticated = plan.route !== 'login' && plan.route !== 'refresh';
   if (authenticated && plan.auth.who !== 'alice') allowed.add(401);
-  if (!authenticated || plan.auth.who !== 'none') allowed.add(429);
+  // Limited: per address on the auth routes, per user, and per address once credentials have failed.
+  if (!authenticated || plan.auth.who !== 'none' || plan.auth.header !== undefined) allowed.add(429);
   return allowed;
 }
 

@@ -17,7 +17,7 @@ import {
 import { AuthStore, CredentialVerifier, authenticate } from '@castlog/auth';
 import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
-import { RateLimitGuard } from './rate-limit.guard';
+import { RateLimitGuard, RateLimiter, ReplyWithHeaders, tooManyRequests } from './rate-limit.guard';
 
 /** Names of the OpenAPI security schemes (see `addAuthSecuritySchemes`). */
 export const BEARER_SCHEME = 'bearer';
@@ -26,14 +26,22 @@ export const BASIC_SCHEME = 'basic';
 /** The request as the guards see it: Fastify's, plus the user id CredentialsGuard sets. */
 export interface AuthenticatedRequest {
   headers: Record<string, string | string[] | undefined>;
+  ip?: string;
   userId?: string;
 }
 
 /** Accepts `Authorization: Bearer <token>` (access or CLI token) or `Basic <base64 name:password>`
- * and puts the user id on `request.userId`; anything else is 401 `User not authorized`. */
+ * and puts the user id on `request.userId`; anything else is 401 `User not authorized`. Credentials
+ * that fail count against the client address (RATE_LIMIT_PER_MINUTE): past the limit, requests
+ * with credentials from that address answer 429 before any password is checked, which bounds
+ * password guessing and the scrypt work it costs. A request without credentials costs nothing and
+ * is not counted. */
 @Injectable()
 export class CredentialsGuard implements CanActivate {
-  constructor(@Inject(AuthStore) private readonly store: AuthStore) {}
+  constructor(
+    @Inject(AuthStore) private readonly store: AuthStore,
+    @Inject(RateLimiter) private readonly limiter: RateLimiter,
+  ) {}
 
   /** The store, except that Basic credentials with a name no user can have fail without a query. */
   private readonly verifier: CredentialVerifier = {
@@ -43,14 +51,21 @@ export class CredentialsGuard implements CanActivate {
   };
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const header = request.headers.authorization;
-    const userId = await authenticate(
-      this.verifier,
-      typeof header === 'string' ? header : undefined,
-      new Date(),
-    );
-    if (!userId) throw new UnauthorizedException('User not authorized');
+    const http = context.switchToHttp();
+    const request = http.getRequest<AuthenticatedRequest>();
+    const header =
+      typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
+    const failures = `failed-credentials:${request.ip ?? 'unknown'}`;
+    if (header !== undefined) {
+      const retryAfterSeconds = this.limiter.peek(failures);
+      if (retryAfterSeconds > 0)
+        throw tooManyRequests(http.getResponse<ReplyWithHeaders>(), retryAfterSeconds);
+    }
+    const userId = await authenticate(this.verifier, header, new Date());
+    if (!userId) {
+      if (header !== undefined) this.limiter.take(failures);
+      throw new UnauthorizedException('User not authorized');
+    }
     request.userId = userId;
     return true;
   }

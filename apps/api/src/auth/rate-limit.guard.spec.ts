@@ -27,6 +27,18 @@ describe('RateLimiter', () => {
     ]);
   });
 
+  it('peeks without taking', () => {
+    const limiter = new RateLimiter({ RATE_LIMIT_PER_MINUTE: 2 });
+    expect(limiter.peek('a', 0)).toBe(0);
+    expect(limiter.take('a', 0)).toBe(0);
+    expect(limiter.peek('a', 0)).toBe(0);
+    expect(limiter.take('a', 0)).toBe(0);
+    expect(limiter.peek('a', 0)).toBe(30);
+    expect(limiter.peek('a', 0)).toBe(30);
+    expect(limiter.peek('a', 30_000)).toBe(0);
+    expect(limiter.take('a', 30_000)).toBe(0);
+  });
+
   it('is disabled by 0', () => {
     const limiter = new RateLimiter({ RATE_LIMIT_PER_MINUTE: 0 });
     for (let i = 0; i < 1000; i += 1) expect(limiter.take('a', 0)).toBe(0);

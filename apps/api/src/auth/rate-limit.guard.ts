@@ -40,6 +40,16 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / this.refillPerMs / 1000));
   }
 
+  /** Like `take`, without taking: 0 when the key's bucket holds a request, otherwise the whole
+   * seconds until it will. */
+  peek(key: string, nowMs: number = performance.now()): number {
+    if (this.capacity === 0) return 0;
+    const bucket = this.buckets.get(key);
+    if (!bucket) return 0;
+    const tokens = Math.min(this.capacity, bucket.tokens + (nowMs - bucket.updatedAt) * this.refillPerMs);
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
+  }
+
   /** Number of keys held, for tests and metrics. */
   get size(): number {
     return this.buckets.size;
@@ -61,7 +71,7 @@ interface RateLimitedRequest {
   ip?: string;
 }
 
-interface ReplyWithHeaders {
+export interface ReplyWithHeaders {
   header(name: string, value: string): unknown;
 }
 
@@ -78,7 +88,12 @@ export class RateLimitGuard implements CanActivate {
     const key = request.userId ? `user:${request.userId}` : `ip:${request.ip ?? 'unknown'}`;
     const retryAfterSeconds = this.limiter.take(key);
     if (retryAfterSeconds === 0) return true;
-    http.getResponse<ReplyWithHeaders>().header('Retry-After', String(retryAfterSeconds));
-    throw new HttpException({ code: '429', message: 'Too many requests' }, 429);
+    throw tooManyRequests(http.getResponse<ReplyWithHeaders>(), retryAfterSeconds);
   }
+}
+
+/** 429 with the error body; sets `Retry-After` on the reply. */
+export function tooManyRequests(reply: ReplyWithHeaders, retryAfterSeconds: number): HttpException {
+  reply.header('Retry-After', String(retryAfterSeconds));
+  return new HttpException({ code: '429', message: 'Too many requests' }, 429);
 }
