@@ -1,7 +1,7 @@
 import { CONFIG, Config } from '@castlog/config';
 import { LOG_EVENT_VERSION, LogEvent, RequestOutcome } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
-import { ActiveProjection, Database, OutcomesQuery } from '@castlog/read-model';
+import { ActiveProjection, Database } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,6 @@ import { OffsetWaiter } from './offset-waiter';
 export class AppendService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(AppendService.name);
   private readonly waiter: OffsetWaiter;
-  private readonly outcomes: OutcomesQuery;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -24,7 +23,6 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     private readonly metrics: Metrics,
   ) {
     this.waiter = new OffsetWaiter(database.url, database.dataSource, readModel);
-    this.outcomes = new OutcomesQuery(database.dataSource, readModel);
   }
 
   onModuleInit(): Promise<void> {
@@ -58,17 +56,16 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     }
     if (!position) throw new Unavailable(retryAfter);
     const waitTimer = this.metrics.readYourWritesWait.startTimer();
-    const applied = await this.waiter.waitFor(
+    const outcome = await this.waiter.outcomeOf(
       position.partition,
       position.offset,
       this.config.READ_YOUR_WRITES_TIMEOUT,
     );
-    waitTimer({ result: applied ? 'applied' : 'timed_out' });
-    if (!applied) {
+    waitTimer({ result: outcome === 'timed-out' ? 'timed_out' : 'applied' });
+    if (outcome === 'timed-out') {
       throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
     }
-    const outcome = await this.outcomes.at(position.partition, position.offset);
-    if (!outcome) throw new Unavailable(retryAfter);
+    if (outcome === 'missing') throw new Unavailable(retryAfter);
     return outcome;
   }
 }

@@ -1,8 +1,10 @@
+import { RequestOutcome } from '@castlog/domain';
 import {
   ActiveProjection,
   NotificationListener,
   OFFSETS_CHANNEL,
   OffsetNotice,
+  OutcomesQuery,
   PROJECTIONS_CHANNEL,
   ProjectionNotice,
   storedOffset,
@@ -10,13 +12,18 @@ import {
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
+/** What a waiting request learns: its outcome, that it timed out, or that its position was passed
+ * without an outcome (never expected: the outcome commits with the offset). */
+export type WaitResult = RequestOutcome | 'timed-out' | 'missing';
+
 interface Waiter {
   readonly offset: number;
-  readonly settle: (applied: boolean) => void;
+  readonly settle: (result: WaitResult) => void;
 }
 
 /** Knows how far the active projection has stored each partition, woken by the projector's NOTIFY
- * (never by sleeping), and lets a request wait until its record is applied. It also hears
+ * (never by sleeping), and lets a request wait until its record is applied, then answers its
+ * stored outcome: the requests one notice releases get theirs in one query. It also hears
  * projection switches, on the same connection and so in commit order: an offset the old version
  * reached before the switch is reached by the new one too. */
 export class OffsetWaiter {
@@ -25,12 +32,14 @@ export class OffsetWaiter {
   private readonly stored = new Map<number, number>();
   private readonly waiters = new Map<number, Set<Waiter>>();
   private readonly listener: NotificationListener;
+  private readonly outcomes: OutcomesQuery;
 
   constructor(
     url: string,
     private readonly dataSource: DataSource,
     private readonly readModel: ActiveProjection,
   ) {
+    this.outcomes = new OutcomesQuery(dataSource, readModel);
     this.listener = new NotificationListener(url, [OFFSETS_CHANNEL, PROJECTIONS_CHANNEL], {
       notice: (channel, payload) => this.notice(channel, payload),
       listening: () => this.catchUp(),
@@ -75,12 +84,23 @@ export class OffsetWaiter {
     this.stored.set(partition, next);
     const waiting = this.waiters.get(partition);
     if (!waiting) return;
-    for (const waiter of waiting) {
-      if (waiter.offset < next) {
-        waiting.delete(waiter);
-        waiter.settle(true);
-      }
+    const released = [...waiting].filter((waiter) => waiter.offset < next);
+    if (released.length === 0) return;
+    for (const waiter of released) waiting.delete(waiter);
+    void this.deliver(partition, released);
+  }
+
+  private async deliver(partition: number, released: readonly Waiter[]): Promise<void> {
+    let found = new Map<number, RequestOutcome>();
+    try {
+      found = await this.outcomes.atOffsets(
+        partition,
+        released.map((waiter) => waiter.offset),
+      );
+    } catch (error) {
+      this.logger.warn(`reading outcomes of partition ${partition} failed: ${String(error)}`);
     }
+    for (const waiter of released) waiter.settle(found.get(waiter.offset) ?? 'missing');
   }
 
   private async refresh(partition: number): Promise<void> {
@@ -90,17 +110,19 @@ export class OffsetWaiter {
     if (schema === this.readModel.schema) this.advance(partition, next);
   }
 
-  /** Resolves true once the record at (partition, offset) is applied; false after `timeoutMs`. */
-  async waitFor(partition: number, offset: number, timeoutMs: number): Promise<boolean> {
-    if ((this.stored.get(partition) ?? -1) > offset) return true;
+  /** The outcome of the record at (partition, offset) once it is applied; 'timed-out' after
+   * `timeoutMs`. */
+  async outcomeOf(partition: number, offset: number, timeoutMs: number): Promise<WaitResult> {
+    if ((this.stored.get(partition) ?? -1) > offset)
+      return (await this.outcomes.at(partition, offset)) ?? 'missing';
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
-    const applied = new Promise<boolean>((resolve) => {
+    const applied = new Promise<WaitResult>((resolve) => {
       waiter = { offset, settle: resolve };
       const set = this.waiters.get(partition) ?? new Set<Waiter>();
       set.add(waiter);
       this.waiters.set(partition, set);
-      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer = setTimeout(() => resolve('timed-out'), timeoutMs);
     });
     // Until a notice or a read has given this partition's offset since we listen, the notice may
     // have come before: read it. Once known, every later advance arrives as a notice.
@@ -112,7 +134,7 @@ export class OffsetWaiter {
   }
 
   async close(): Promise<void> {
-    for (const set of this.waiters.values()) for (const waiter of set) waiter.settle(false);
+    for (const set of this.waiters.values()) for (const waiter of set) waiter.settle('timed-out');
     await this.listener.close();
   }
 }

@@ -17,4 +17,15 @@ export class OutcomesQuery {
     );
     return rows[0]?.outcome ?? null;
   }
+
+  /** The stored outcomes of the requests at these offsets of one partition, by offset; offsets not
+   * yet applied are absent. One query for any number of requests. */
+  async atOffsets(partition: number, offsets: readonly number[]): Promise<Map<number, RequestOutcome>> {
+    const rows: { offset: string; outcome: RequestOutcome }[] = await this.dataSource.query(
+      `SELECT "offset", outcome FROM ${quoteIdent(this.readModel.schema)}.request_outcomes
+        WHERE partition = $1 AND "offset" = ANY($2::bigint[])`,
+      [partition, offsets],
+    );
+    return new Map(rows.map((row) => [Number(row.offset), row.outcome]));
+  }
 }

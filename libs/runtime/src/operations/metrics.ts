@@ -23,7 +23,7 @@ export class Metrics {
 
   readonly readYourWritesWait = new Histogram({
     name: 'castlog_read_your_writes_wait_seconds',
-    help: 'Time a write waited for the projection to apply it',
+    help: 'Time a write waited for the projection to apply it and for its stored outcome',
     labelNames: ['result'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
