@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AuthTables1732400000000 } from '@castlog/auth';
+import { authMigrations } from '@castlog/auth';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -32,7 +32,7 @@ export async function openAuthTestDatabase(prefix: string): Promise<DataSource> 
   const dataSource = new DataSource({
     type: 'postgres',
     url: await createTestDatabase(prefix),
-    migrations: [AuthTables1732400000000],
+    migrations: authMigrations,
     migrationsRun: true,
   });
   return dataSource.initialize();

@@ -185,13 +185,21 @@ export class AuthStore {
   /** The user id an access or CLI token belongs to, or null when the token is unknown, expired,
    * revoked, or a refresh token (which only `refresh` accepts). */
   async authenticateToken(token: string, now: Date = new Date()): Promise<string | null> {
+    return (await this.tokenOwner(token, now))?.userId ?? null;
+  }
+
+  /** Like `authenticateToken`, with the token's expiry. */
+  async tokenOwner(
+    token: string,
+    now: Date = new Date(),
+  ): Promise<{ userId: string; expiresAt: Date } | null> {
     if (!isTokenShaped(token)) return null;
-    const [row] = await this.rows<{ user_id: string }>(
-      `SELECT user_id FROM castlog_auth.tokens
+    const [row] = await this.rows<{ user_id: string; expires_at: Date }>(
+      `SELECT user_id, expires_at FROM castlog_auth.tokens
         WHERE token_hash = $1 AND kind IN ('access', 'cli') AND revoked_at IS NULL AND expires_at > $2`,
       [hashToken(token), now],
     );
-    return row?.user_id ?? null;
+    return row ? { userId: row.user_id, expiresAt: row.expires_at } : null;
   }
 
   /** The user id when the password is right, otherwise null. An unknown user costs one scrypt too. */

@@ -1,10 +1,14 @@
 import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables';
+import { TokenChangeNotices1732400000004 } from './migrations/1732400000004-token-change-notices';
 
 export * from './auth.store';
 export * from './credentials';
 export * from './password';
 export * from './token';
-export { AuthTables1732400000000 };
+export { AuthTables1732400000000, TokenChangeNotices1732400000004 };
+
+/** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash). */
+export const TOKENS_CHANNEL = 'castlog_tokens';
 
 /** The migrations of the auth schema, in order, for a DataSource's `migrations` option. */
-export const authMigrations = [AuthTables1732400000000];
+export const authMigrations = [AuthTables1732400000000, TokenChangeNotices1732400000004];

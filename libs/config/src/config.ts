@@ -45,6 +45,7 @@ export const configSchema = z.object({
   ACCESS_TOKEN_TTL: duration.default('1h'),
   REFRESH_TOKEN_TTL: duration.default('30d'),
   CLI_TOKEN_TTL: duration.default('365d'),
+  TOKEN_CACHE_TTL: duration.default('60s'),
   SHUTDOWN_TIMEOUT: duration.default('15s'),
 });
 

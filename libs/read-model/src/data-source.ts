@@ -1,7 +1,7 @@
 import { EventLogTable1732400000001 } from '@castlog/event-log';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
-import { AuthTables1732400000000 } from '@castlog/auth';
+import { AuthTables1732400000000, TokenChangeNotices1732400000004 } from '@castlog/auth';
 import { ProjectionVersionsTable1732400000003 } from './migrations/1732400000003-projection-versions';
 import { readModelMigrations } from './migrations/read-model.migration';
 import { ActiveProjection, ProjectionVersions } from './projection-versions';
@@ -14,6 +14,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     AuthTables1732400000000,
     EventLogTable1732400000001,
     ProjectionVersionsTable1732400000003,
+    TokenChangeNotices1732400000004,
     ...readModelMigrations(schema),
   ];
 }

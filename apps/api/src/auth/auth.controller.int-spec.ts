@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AuthStore } from '@castlog/auth';
 import { CONFIG, loadConfig } from '@castlog/config';
+import { DATABASE } from '@castlog/runtime';
 import { openAuthTestDatabase } from '../../../../test/support/databases';
 import { AuthModule } from './auth.module';
 import { Authenticated, addAuthSecuritySchemes } from './credentials.guard';
@@ -32,8 +33,12 @@ async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplicat
     providers: [
       { provide: DataSource, useValue: dataSource },
       { provide: CONFIG, useValue: config },
+      {
+        provide: DATABASE,
+        useValue: { url: (dataSource.options as { url: string }).url, dataSource, schema: 'castlog' },
+      },
     ],
-    exports: [DataSource, CONFIG],
+    exports: [DataSource, CONFIG, DATABASE],
   })
   class TestRuntimeModule {}
 
@@ -141,6 +146,34 @@ describe('with a generous rate limit', () => {
       const { token } = await store.issueToken(user.name, 'cli', 60_000);
       expect((await whoAmI(`Bearer ${token}`)).json()).toEqual({ userId: user.id });
       expect((await whoAmI(basic(user.name, user.password))).json()).toEqual({ userId: user.id });
+    });
+
+    it('refuses a token it has seen once that token is revoked, deleted with its user, or changed by SQL', async () => {
+      const refusedSoon = async (header: string) => {
+        for (const deadline = Date.now() + 5000; Date.now() < deadline;) {
+          if ((await whoAmI(header)).statusCode === 401) return true;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return false;
+      };
+      const user = await freshUser();
+      const [revoked, expired, removed] = [
+        await store.issueToken(user.name, 'cli', 60_000),
+        await store.issueToken(user.name, 'access', 60_000),
+        await store.issueToken((await freshUser()).name, 'cli', 60_000),
+      ];
+      for (const { token } of [revoked, expired, removed])
+        expect((await whoAmI(`Bearer ${token}`)).statusCode).toBe(200);
+
+      await store.revokeToken(revoked.token);
+      await dataSource.query(`UPDATE castlog_auth.tokens SET expires_at = now() WHERE id = $1`, [expired.id]);
+      await dataSource.query(
+        `DELETE FROM castlog_auth.users WHERE id = (SELECT user_id FROM castlog_auth.tokens WHERE id = $1)`,
+        [removed.id],
+      );
+      // Within the cache's 60 s lifetime: only the change notices can make these 401.
+      for (const { token } of [revoked, expired, removed])
+        expect(await refusedSoon(`Bearer ${token}`)).toBe(true);
     });
 
     it('answers 401 for missing, malformed, wrong and revoked credentials', async () => {

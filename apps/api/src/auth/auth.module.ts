@@ -4,9 +4,10 @@ import { AuthStore } from '@castlog/auth';
 import { AuthController } from './auth.controller';
 import { CredentialsGuard } from './credentials.guard';
 import { RateLimitGuard, RateLimiter } from './rate-limit.guard';
+import { TokenCache } from './token-cache';
 
-/** Login and refresh routes, the credentials guard and the rate limit. Needs `DataSource` (with
- * the auth migrations run) and `CONFIG` provided globally. Modules whose controllers use
+/** Login and refresh routes, the credentials guard, the token cache and the rate limit. Needs
+ * `DataSource` (with the auth migrations run), `DATABASE` and `CONFIG` provided globally. Modules whose controllers use
  * `@Authenticated()` import this module. */
 @Module({
   controllers: [AuthController],
@@ -17,9 +18,10 @@ import { RateLimitGuard, RateLimiter } from './rate-limit.guard';
       inject: [DataSource],
     },
     RateLimiter,
+    TokenCache,
     CredentialsGuard,
     RateLimitGuard,
   ],
-  exports: [AuthStore, RateLimiter, CredentialsGuard, RateLimitGuard],
+  exports: [AuthStore, RateLimiter, TokenCache, CredentialsGuard, RateLimitGuard],
 })
 export class AuthModule {}

@@ -18,6 +18,7 @@ import { AuthStore, CredentialVerifier, authenticate } from '@castlog/auth';
 import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
 import { RateLimitGuard, RateLimiter, ReplyWithHeaders, tooManyRequests } from './rate-limit.guard';
+import { TokenCache } from './token-cache';
 
 /** Names of the OpenAPI security schemes (see `addAuthSecuritySchemes`). */
 export const BEARER_SCHEME = 'bearer';
@@ -40,12 +41,14 @@ export interface AuthenticatedRequest {
 export class CredentialsGuard implements CanActivate {
   constructor(
     @Inject(AuthStore) private readonly store: AuthStore,
+    @Inject(TokenCache) private readonly tokens: TokenCache,
     @Inject(RateLimiter) private readonly limiter: RateLimiter,
   ) {}
 
-  /** The store, except that Basic credentials with a name no user can have fail without a query. */
+  /** The store, except that known tokens need no query (TokenCache) and Basic credentials with a
+   * name no user can have fail without one. */
   private readonly verifier: CredentialVerifier = {
-    authenticateToken: (token, now) => this.store.authenticateToken(token, now),
+    authenticateToken: (token, now) => this.tokens.authenticateToken(token, now),
     authenticatePassword: (name, password) =>
       isPossibleUserName(name) ? this.store.authenticatePassword(name, password) : Promise.resolve(null),
   };

@@ -1,0 +1,85 @@
+import { AuthStore, hashToken, TOKENS_CHANNEL } from '@castlog/auth';
+import { CONFIG, Config } from '@castlog/config';
+import { Database, NotificationListener } from '@castlog/read-model';
+import { DATABASE } from '@castlog/runtime';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+
+/** Most tokens remembered at once; the oldest go first. */
+const MAX_ENTRIES = 10_000;
+
+interface Entry {
+  readonly userId: string;
+  /** Epoch ms until which the entry may answer: TOKEN_CACHE_TTL after the lookup, never past the
+   * token's expiry. */
+  readonly until: number;
+}
+
+/** Remembers which user a valid access or CLI token belongs to, so a request with a known token
+ * costs no query. A token is forgotten as soon as PostgreSQL announces that it was revoked or
+ * deleted (a trigger sends its hash on `castlog_tokens`, whoever changed it), at its expiry, and
+ * after TOKEN_CACHE_TTL. While the announcements cannot be heard (the listener is down), nothing is
+ * remembered and every token is looked up. */
+@Injectable()
+export class TokenCache implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(TokenCache.name);
+  private readonly entries = new Map<string, Entry>();
+  private readonly listener: NotificationListener;
+  private listening = false;
+  /** Counts announcements: a lookup that an announcement overtook is not remembered. */
+  private generation = 0;
+
+  constructor(
+    @Inject(AuthStore) private readonly store: AuthStore,
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(DATABASE) database: Database,
+  ) {
+    this.listener = new NotificationListener(database.url, [TOKENS_CHANNEL], {
+      notice: (_channel, hash) => this.forget(hash),
+      listening: async () => {
+        this.forgetAll();
+        this.listening = true;
+      },
+      lost: (error) => {
+        this.listening = false;
+        this.forgetAll();
+        this.logger.warn(`token notices lost (${error.message}); looking every token up until reconnected`);
+      },
+    });
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.config.TOKEN_CACHE_TTL > 0) await this.listener.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.listening = false;
+    await this.listener.close();
+  }
+
+  /** The user id the token belongs to, or null; as `AuthStore.authenticateToken`. */
+  async authenticateToken(token: string, now: Date = new Date()): Promise<string | null> {
+    if (!this.listening) return this.store.authenticateToken(token, now);
+    const hash = hashToken(token);
+    const known = this.entries.get(hash);
+    if (known && known.until > now.getTime()) return known.userId;
+    if (known) this.entries.delete(hash);
+    const generation = this.generation;
+    const owner = await this.store.tokenOwner(token, now);
+    if (owner && this.listening && generation === this.generation) {
+      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+      const until = Math.min(now.getTime() + this.config.TOKEN_CACHE_TTL, owner.expiresAt.getTime());
+      this.entries.set(hash, { userId: owner.userId, until });
+    }
+    return owner?.userId ?? null;
+  }
+
+  private forget(hash: string): void {
+    this.generation += 1;
+    this.entries.delete(hash);
+  }
+
+  private forgetAll(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
+}
