@@ -1,4 +1,4 @@
-import { decide, evolve, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
+import { decide, evolveAll, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
@@ -117,7 +117,7 @@ export async function applyInTransaction(
     let state = states.get(event.userId) as UserSubscriptions;
     const now = nextInstant(record.timestamp, state.lastInstant);
     const decision = decide(state, { event, sequence: sequenceOf(record, partitions) }, now);
-    for (const change of decision.changes) state = evolve(state, change);
+    state = evolveAll(state, decision.changes);
     states.set(event.userId, state);
     changes.push(...decision.changes);
     outcomes.push(outcomeRow(record, now, decision.outcome));

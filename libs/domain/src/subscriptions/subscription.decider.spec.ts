@@ -35,6 +35,8 @@ import { Subscription, UserSubscriptions } from './subscription';
 import {
   decide,
   DomainInvariantError,
+  evolve,
+  evolveAll,
   initialState,
   latestGuid,
   resolveSubscription,
@@ -109,6 +111,33 @@ describe('POST: a feed that matches nothing', () => {
       expect(before.byGuid.size).toBe(0);
       expect(before.lastInstant).toBe(0);
     }));
+
+  it('evolves many changes at once exactly as one by one, leaving the state it started from untouched', () =>
+    spec
+      .given(at(T1, addRequested([{ feed_url: A, guid: G1 }])))
+      .when(
+        at(
+          T2,
+          addRequested([
+            { feed_url: A, guid: G2 },
+            { feed_url: 'https://b.example/rss', guid: G3 },
+            { feed_url: 'https://b.example/rss' },
+          ]),
+        ),
+      )
+      .thenDecision(({ before, decision }) => {
+        const sizes = (s: typeof before) => [
+          s.subscriptions.size,
+          s.byGuid.size,
+          s.byFeedUrl.size,
+          s.lastInstant,
+        ];
+        const untouched = sizes(before);
+        const all = evolveAll(before, decision.changes);
+        expect(all).toEqual(decision.changes.reduce(evolve, before));
+        expect(sizes(before)).toEqual(untouched);
+        expect(sizes(all)).not.toEqual(untouched);
+      }));
 });
 
 describe('POST: feed_urls match after normalising', () => {

@@ -92,40 +92,77 @@ const resolveFeedUrl = (state: UserSubscriptions, normalized: string): Subscript
 // evolve
 // ---------------------------------------------------------------------------------------------
 
-const withEntry = <K, V>(map: ReadonlyMap<K, V>, key: K, value: V): ReadonlyMap<K, V> =>
-  new Map(map).set(key, value);
+/** A working copy of a state that changes apply to, copying each map the first time a change
+ * touches it: a request of many items costs one copy per map, not one per change. `state` answers
+ * the current value; a state it answered must not be used after a further `apply` (the maps are
+ * shared until then), which is why drafts never leave this module. */
+class Draft {
+  private lastInstant: Instant;
+  private subscriptions?: Map<Guid, Subscription>;
+  private byGuid?: Map<Guid, Guid>;
+  private byFeedUrl?: Map<string, Guid>;
+  private deletions?: Map<number, Deletion>;
 
-/** Applies one change. Each kind touches exactly what it names, as its SQL statement does:
- * SubscriptionSaved the row, GuidRecorded `byGuid`, FeedUrlRecorded `byFeedUrl`, DeletionSaved the
- * deletion, ClockAdvanced `lastInstant` (never lowered). `decide` emits the index changes beside the
- * rows, which keeps the maps consistent with the rows. */
-export const evolve = (state: UserSubscriptions, change: Change): UserSubscriptions => {
-  switch (change.kind) {
-    case 'SubscriptionSaved':
-      return {
-        ...state,
-        subscriptions: withEntry(state.subscriptions, change.subscription.id, change.subscription),
-      };
-    case 'GuidRecorded':
-      return { ...state, byGuid: withEntry(state.byGuid, change.guid, change.subscriptionId) };
-    case 'FeedUrlRecorded':
-      return {
-        ...state,
-        byFeedUrl: withEntry(state.byFeedUrl, change.normalizedFeedUrl, change.subscriptionId),
-      };
-    case 'DeletionSaved':
-      return {
-        ...state,
-        deletions: withEntry(state.deletions, change.deletion.deletionId, change.deletion),
-      };
-    case 'ClockAdvanced':
-      return { ...state, lastInstant: Math.max(state.lastInstant, change.lastInstant) };
-    default: {
-      const unexpected: never = change;
-      throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);
-    }
+  constructor(private readonly base: UserSubscriptions) {
+    this.lastInstant = base.lastInstant;
   }
-};
+
+  /** Each kind touches exactly what it names, as its SQL statement does: SubscriptionSaved the row,
+   * GuidRecorded `byGuid`, FeedUrlRecorded `byFeedUrl`, DeletionSaved the deletion, ClockAdvanced
+   * `lastInstant` (never lowered). `decide` emits the index changes beside the rows, which keeps
+   * the maps consistent with the rows. */
+  apply(changes: readonly Change[]): this {
+    for (const change of changes) {
+      switch (change.kind) {
+        case 'SubscriptionSaved':
+          (this.subscriptions ??= new Map(this.base.subscriptions)).set(
+            change.subscription.id,
+            change.subscription,
+          );
+          break;
+        case 'GuidRecorded':
+          (this.byGuid ??= new Map(this.base.byGuid)).set(change.guid, change.subscriptionId);
+          break;
+        case 'FeedUrlRecorded':
+          (this.byFeedUrl ??= new Map(this.base.byFeedUrl)).set(
+            change.normalizedFeedUrl,
+            change.subscriptionId,
+          );
+          break;
+        case 'DeletionSaved':
+          (this.deletions ??= new Map(this.base.deletions)).set(change.deletion.deletionId, change.deletion);
+          break;
+        case 'ClockAdvanced':
+          this.lastInstant = Math.max(this.lastInstant, change.lastInstant);
+          break;
+        default: {
+          const unexpected: never = change;
+          throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);
+        }
+      }
+    }
+    return this;
+  }
+
+  get state(): UserSubscriptions {
+    return {
+      ...this.base,
+      lastInstant: this.lastInstant,
+      subscriptions: this.subscriptions ?? this.base.subscriptions,
+      byGuid: this.byGuid ?? this.base.byGuid,
+      byFeedUrl: this.byFeedUrl ?? this.base.byFeedUrl,
+      deletions: this.deletions ?? this.base.deletions,
+    };
+  }
+}
+
+/** Applies changes in order and answers the new state; `state` itself is never modified. */
+export const evolveAll = (state: UserSubscriptions, changes: readonly Change[]): UserSubscriptions =>
+  changes.length === 0 ? state : new Draft(state).apply(changes).state;
+
+/** Applies one change (see `Draft.apply` for what each kind touches). */
+export const evolve = (state: UserSubscriptions, change: Change): UserSubscriptions =>
+  evolveAll(state, [change]);
 
 // ---------------------------------------------------------------------------------------------
 // Change helpers
@@ -186,9 +223,6 @@ const finish = (state: UserSubscriptions, changes: readonly Change[], clock: Ins
   for (const change of changes) byKey.set(keyOf(change), change);
   return [...byKey.values(), { kind: 'ClockAdvanced', userId: state.userId, lastInstant: clock }];
 };
-
-const fold = (state: UserSubscriptions, changes: readonly Change[]): UserSubscriptions =>
-  changes.reduce(evolve, state);
 
 const NOT_FOUND: Decision = { outcome: { kind: 'NotFound' }, changes: [] };
 const GONE: Decision = { outcome: { kind: 'Gone' }, changes: [] };
@@ -293,19 +327,20 @@ const decideAdd = (state: UserSubscriptions, event: SubscriptionsAddRequested, n
   const failure: FailedItem[] = [];
   const landedOn: Guid[] = [];
   const changes: Change[] = [];
-  let current = state;
+  const draft = new Draft(state);
   // Items in request order, each against the state the previous ones left: items that match each
   // other end as one subscription.
   for (const item of event.items) {
-    const decided = decideItem(current, item, now);
+    const decided = decideItem(draft.state, item, now);
     if (decided.kind === 'failed') {
       failure.push(decided.item);
       continue;
     }
     landedOn.push(decided.subscriptionId);
     changes.push(...decided.changes);
-    current = fold(current, decided.changes);
+    draft.apply(decided.changes);
   }
+  const current = draft.state;
   // One success item per valid item, in request order, answered from the state after the whole
   // request (decision: also its feed_url), so items on one subscription answer the same.
   const success = landedOn.map((id) => answer(requireSubscription(current, id)));
@@ -330,7 +365,7 @@ const decideUpdate = (
   let current = state;
   const apply = (more: readonly Change[]): void => {
     changes.push(...more);
-    current = fold(current, more);
+    current = evolveAll(current, more);
   };
   let guidFields: Pick<UpdatedFields, 'newGuid' | 'guidChanged'> = {};
 
