@@ -1,11 +1,9 @@
 import { Config } from '@castlog/config';
-import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
-import { EventEnvelope } from '@castlog/event-log';
 import { verifyReplay } from '@castlog/projector';
 import { ProjectionVersions, projectionSchema, projectorGroup, storedOffsets } from '@castlog/read-model';
 import { Kafka, logLevel } from 'kafkajs';
-import { randomUUID } from 'node:crypto';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { appendBacklog } from '../support/backlog';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
 import { seededRandom } from '../support/seeded-random';
@@ -75,27 +73,7 @@ describe.each<[string, Bump]>([
     const versions = new ProjectionVersions(database.dataSource, base);
     const sum = (offsets: Map<number, number>) => [...offsets.values()].reduce((a, b) => a + b, 0);
 
-    const users = Array.from({ length: USERS }, () => randomUUID());
-    const envelopes: EventEnvelope[] = Array.from({ length: BACKLOG }, (_, i) => {
-      const userId = users[i % USERS]!;
-      const value: LogEvent = {
-        type: 'SubscriptionsAddRequested',
-        userId,
-        items: [
-          { feedUrl: `https://feeds.example.com/${userId}/${i % 60}/rss`, candidateGuid: randomUUID() },
-        ],
-      };
-      return {
-        key: userId,
-        type: value.type,
-        version: LOG_EVENT_VERSION,
-        eventId: randomUUID(),
-        requestId: `bulk-${i}`,
-        value,
-      };
-    });
-    for (let start = 0; start < BACKLOG; start += 5000)
-      await eventLog.append(envelopes.slice(start, start + 5000));
+    await appendBacklog(eventLog, { events: BACKLOG, users: USERS, feedsPerUser: 60 });
 
     const v1 = await projector(app.config);
     await app.until(

@@ -1,9 +1,7 @@
-import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
-import { EventEnvelope } from '@castlog/event-log';
 import { verifyReplay } from '@castlog/projector';
 import { storedOffsets } from '@castlog/read-model';
-import { randomUUID } from 'node:crypto';
 import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { appendBacklog } from '../support/backlog';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
 import { RunningChild, startChild } from '../support/processes';
@@ -51,30 +49,7 @@ describe('a projector killed while it works through a backlog', () => {
 
   it('resumes from the offsets stored in PostgreSQL and ends equal to a replay', async () => {
     const { eventLog } = app.runtime;
-    const users = Array.from({ length: USERS }, () => randomUUID());
-    const envelopes: EventEnvelope[] = Array.from({ length: EVENTS }, (_, i) => {
-      const userId = users[i % USERS]!;
-      const value: LogEvent = {
-        type: 'SubscriptionsAddRequested',
-        userId,
-        items: [
-          {
-            feedUrl: `https://feeds.example.com/${userId}/${(i * 7) % FEEDS_PER_USER}/rss`,
-            candidateGuid: randomUUID(),
-          },
-        ],
-      };
-      return {
-        key: userId,
-        type: value.type,
-        version: LOG_EVENT_VERSION,
-        eventId: randomUUID(),
-        requestId: `bulk-${i}`,
-        value,
-      };
-    });
-    for (let start = 0; start < EVENTS; start += 5000)
-      await eventLog.append(envelopes.slice(start, start + 5000));
+    await appendBacklog(eventLog, { events: EVENTS, users: USERS, feedsPerUser: FEEDS_PER_USER });
     const backlog = sum(await eventLog.endOffsets());
     expect(backlog).toBe(EVENTS);
 
