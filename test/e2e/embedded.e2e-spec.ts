@@ -93,5 +93,29 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     again.child.kill('SIGINT');
     expect((await again.exited(25_000)).code).toBe(0);
     expect(findRunningPostgres(join(dataDir, 'postgres'))).toBeUndefined();
+
+    // A release with a new projection version: the same process rebuilds it and switches to it.
+    const bumped = startChild('embedded', { ...env, PROJECTION_VERSION: '2' });
+    const [, , url4] = await bumped.waitForOutput(READY, 90_000);
+    const aliceBumped = new ApiClient(url4!, `Bearer ${token}`);
+    const fresh = guid();
+    expect(
+      (
+        await aliceBumped.post('/v1/subscriptions', {
+          subscriptions: [{ feed_url: feed('v2'), guid: fresh }],
+        })
+      ).status,
+    ).toBe(200);
+    const anonymous = new ApiClient(url4!);
+    for (const deadline = Date.now() + 30_000; ;) {
+      if ((await anonymous.get('/health/ready')).body.projection_version === 2) break;
+      if (Date.now() > deadline) throw new Error(`version 2 never served reads:\n${bumped.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await aliceBumped.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url2);
+    expect((await aliceBumped.get(`/v1/subscriptions/${fresh}`)).status).toBe(200);
+    expect(bumped.output()).toMatch(/projection version 2 has caught up with version 1 and now serves reads/);
+    bumped.child.kill('SIGINT');
+    expect((await bumped.exited(25_000)).code).toBe(0);
   }, 300_000);
 });

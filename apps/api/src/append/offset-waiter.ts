@@ -28,8 +28,9 @@ interface Waiter {
  * reached before the switch is reached by the new one too. */
 export class OffsetWaiter {
   private readonly logger = new Logger(OffsetWaiter.name);
-  /** Stored offsets of the active version only: cleared when reads switch to another version. */
+  /** Stored offsets of the version reads are served from (`storedFor`): cleared when reads switch. */
   private readonly stored = new Map<number, number>();
+  private storedFor: string;
   private readonly waiters = new Map<number, Set<Waiter>>();
   private readonly listener: NotificationListener;
   private readonly outcomes: OutcomesQuery;
@@ -40,6 +41,7 @@ export class OffsetWaiter {
     private readonly readModel: ActiveProjection,
   ) {
     this.outcomes = new OutcomesQuery(dataSource, readModel);
+    this.storedFor = readModel.schema;
     this.listener = new NotificationListener(url, [OFFSETS_CHANNEL, PROJECTIONS_CHANNEL], {
       notice: (channel, payload) => this.notice(channel, payload),
       listening: () => this.catchUp(),
@@ -61,11 +63,15 @@ export class OffsetWaiter {
       if (notice.schema === this.readModel.schema) this.advance(notice.partition, notice.next);
     } else if (channel === PROJECTIONS_CHANNEL) {
       const notice = JSON.parse(payload) as ProjectionNotice;
-      if (notice.base === this.readModel.versions.base && this.readModel.follow(notice)) this.switched();
+      if (notice.base !== this.readModel.versions.base) return;
+      this.readModel.follow(notice);
+      // In one process with the projector, the projector may have followed the switch first.
+      if (this.storedFor !== this.readModel.schema) this.switched();
     }
   }
 
   private switched(): void {
+    this.storedFor = this.readModel.schema;
     this.logger.log(
       `reads now served by projection version ${this.readModel.version} (${this.readModel.schema})`,
     );
@@ -75,7 +81,8 @@ export class OffsetWaiter {
 
   /** Notices sent while not listening are caught up from the tables. */
   private async catchUp(): Promise<void> {
-    if (await this.readModel.refresh()) this.switched();
+    await this.readModel.refresh();
+    if (this.storedFor !== this.readModel.schema) this.switched();
     for (const partition of this.waiters.keys()) await this.refresh(partition);
   }
 

@@ -21,7 +21,8 @@ interface Lane {
   readonly consumer: RunningConsumer;
 }
 
-/** Consumes the log and applies it to the read model, one transaction per batch.
+/** Consumes the log and applies it to the read model: the batches the log hands over together go
+ * into one transaction (`batchTransactions`).
  *
  * It builds this release's projection version (PROJECTION_VERSION) in its own schema under its own
  * consumer group. When that version is newer than the active one, it is rebuilt from offset 0
