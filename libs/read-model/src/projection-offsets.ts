@@ -16,3 +16,7 @@ export async function storedOffsets(sql: Sql, schema: string): Promise<Map<numbe
   );
   return new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
 }
+
+/** Events `offsets` still lacks to reach `target` (offsets per partition), over all partitions. */
+export const deficit = (target: Map<number, number>, offsets: Map<number, number>): number =>
+  [...target].reduce((sum, [partition, next]) => sum + Math.max(0, next - (offsets.get(partition) ?? 0)), 0);

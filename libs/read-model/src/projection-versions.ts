@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { PROJECTIONS_CHANNEL, ProjectionNotice } from './notifications';
-import { storedOffsets } from './projection-offsets';
+import { deficit, storedOffsets } from './projection-offsets';
 import { quoteIdent, Sql } from './sql';
 
 /** Version 1 lives in the base schema itself, so a read model built before versions existed is
@@ -46,10 +46,6 @@ export type ActivationResult = 'activated' | 'already-active' | 'behind';
 const HOLD_POLL_MS = 10;
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Events `offsets` still lacks to reach `target`, over all partitions. */
-const deficit = (target: Map<number, number>, offsets: Map<number, number>): number =>
-  [...target].reduce((sum, [partition, next]) => sum + Math.max(0, next - (offsets.get(partition) ?? 0)), 0);
 
 /** The projection versions of one read model and the switch between them. A version takes over
  * reads only once its stored offset has reached the active version's in every partition, checked

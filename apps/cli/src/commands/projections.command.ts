@@ -1,5 +1,5 @@
 import { EventLog } from '@castlog/event-log';
-import { ProjectionVersions, storedOffsets } from '@castlog/read-model';
+import { deficit, ProjectionVersions, storedOffsets } from '@castlog/read-model';
 import Table from 'cli-table3';
 import { DataSource } from 'typeorm';
 import { CommandIo, runCommand } from './command-io';
@@ -33,13 +33,8 @@ export function projections(deps: ProjectionsDeps, options: { json?: boolean } =
       const stored = await storedOffsets(deps.dataSource, version.schema).catch(
         () => new Map<number, number>(),
       );
-      let applied = 0;
-      let lag = 0;
-      for (const [partition, next] of end) {
-        const at = stored.get(partition) ?? 0;
-        applied += at;
-        lag += Math.max(0, next - at);
-      }
+      const applied = [...end.keys()].reduce((sum, partition) => sum + (stored.get(partition) ?? 0), 0);
+      const lag = deficit(end, stored);
       entries.push({
         version: version.version,
         schema: version.schema,
