@@ -27,7 +27,7 @@ interface Write {
   readonly status: number;
   readonly readBack: number;
   readonly readFeedUrl?: string;
-  /** Projection version the API read from when the POST was answered. */
+  /** Phase of the bump when the POST was sent: before version 2 started, while it built, after the switch. */
   readonly phase: 'before' | 'building' | 'after';
 }
 

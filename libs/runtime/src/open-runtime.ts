@@ -2,7 +2,13 @@ import { Config } from '@castlog/config';
 import { EventLog, KafkaEventLog, PostgresEventLog } from '@castlog/event-log';
 import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Database, openActiveProjection, openDatabaseAt, projectionSchema } from '@castlog/read-model';
+import {
+  ActiveProjection,
+  Database,
+  openActiveProjection,
+  openDatabaseAt,
+  projectionSchema,
+} from '@castlog/read-model';
 import { join, resolve } from 'node:path';
 import { Client, Pool } from 'pg';
 import { Runtime } from './runtime.module';
@@ -22,6 +28,26 @@ const EMBEDDED_DATABASE = 'castlog';
 /** The schema of the projection version this release builds. */
 const ownSchema = (config: Config): string =>
   projectionSchema(config.READ_MODEL_SCHEMA, config.PROJECTION_VERSION);
+
+/** The database, migrated for this release's projection version, and the version reads go to. */
+async function openReadModel(
+  config: Config,
+  url: string,
+  poolSize: number,
+): Promise<{ database: Database; readModel: ActiveProjection }> {
+  const database = await openDatabaseAt(url, ownSchema(config), poolSize);
+  try {
+    const readModel = await openActiveProjection(
+      database,
+      config.READ_MODEL_SCHEMA,
+      config.PROJECTION_VERSION,
+    );
+    return { database, readModel };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
 
 export const embeddedPostgresDir = (config: Config): string =>
   join(resolve(config.CASTLOG_DATA_DIR), 'postgres');
@@ -106,13 +132,8 @@ export async function openRuntime(config: Config, log: LogFn = () => undefined):
       await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
-    const database: Database = await openDatabaseAt(url, ownSchema(config), config.DATABASE_POOL_SIZE);
+    const { database, readModel } = await openReadModel(config, url, config.DATABASE_POOL_SIZE);
     cleanups.push(() => database.close());
-    const readModel = await openActiveProjection(
-      database,
-      config.READ_MODEL_SCHEMA,
-      config.PROJECTION_VERSION,
-    );
     const { eventLog, close: closeLog } = await openEventLog(config, url, log);
     cleanups.push(closeLog);
     return {
@@ -179,13 +200,8 @@ export async function openLogAndDatabase(
       await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
-    const database = await openDatabaseAt(url, ownSchema(config), 4);
+    const { database, readModel } = await openReadModel(config, url, 4);
     cleanups.push(() => database.close());
-    const readModel = await openActiveProjection(
-      database,
-      config.READ_MODEL_SCHEMA,
-      config.PROJECTION_VERSION,
-    );
     const { eventLog, close: closeLog } = await openEventLog(config, url, log);
     cleanups.push(closeLog);
     return {

@@ -7,8 +7,8 @@ import { RateLimitGuard, RateLimiter } from './rate-limit.guard';
 import { TokenCache } from './token-cache';
 
 /** Login and refresh routes, the credentials guard, the token cache and the rate limit. Needs
- * `DataSource` (with the auth migrations run), `DATABASE` and `CONFIG` provided globally. Modules whose controllers use
- * `@Authenticated()` import this module. */
+ * `DataSource` (with the auth migrations run), `DATABASE` and `CONFIG` provided globally. Modules
+ * whose controllers use `@Authenticated()` import this module. */
 @Module({
   controllers: [AuthController],
   providers: [

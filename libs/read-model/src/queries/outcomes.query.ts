@@ -11,11 +11,7 @@ export class OutcomesQuery {
 
   /** The stored outcome of the request at this log position, or null before it is applied. */
   async at(partition: number, offset: number): Promise<RequestOutcome | null> {
-    const rows: { outcome: RequestOutcome }[] = await this.dataSource.query(
-      `SELECT outcome FROM ${quoteIdent(this.readModel.schema)}.request_outcomes WHERE partition = $1 AND "offset" = $2`,
-      [partition, offset],
-    );
-    return rows[0]?.outcome ?? null;
+    return (await this.atOffsets(partition, [offset])).get(offset) ?? null;
   }
 
   /** The stored outcomes of the requests at these offsets of one partition, by offset; offsets not
