@@ -37,6 +37,7 @@ interface Options {
   quick: boolean;
   concurrency: number;
   duration?: number;
+  rounds?: number;
   listingConcurrency: number;
   subscriptions?: number;
   profile: boolean;
@@ -84,6 +85,11 @@ async function main(): Promise<void> {
     )
     .option('--concurrency <n>', 'concurrent HTTP clients of the write scenario', positiveInt, 64)
     .option('--duration <s>', 'measured seconds per load phase (default 15; --quick 2)', positiveNumber)
+    .option(
+      '--rounds <n>',
+      'write scenario: alternating baseline/castlog rounds each phase is split into (default 3; --quick 1)',
+      positiveInt,
+    )
     .option('--listing-concurrency <n>', 'concurrent clients of the listing scenario', positiveInt, 8)
     .option(
       '--subscriptions <n>',
@@ -132,7 +138,13 @@ async function main(): Promise<void> {
       log(`scenario ${scenario}`);
       if (scenario === 'write') {
         outcomes.push(
-          await writeScenario(infra, { concurrency: options.concurrency, durationMs, warmupMs, log }),
+          await writeScenario(infra, {
+            concurrency: options.concurrency,
+            durationMs,
+            warmupMs,
+            rounds: options.rounds ?? (quick ? 1 : 3),
+            log,
+          }),
         );
       } else if (scenario === 'listing') {
         outcomes.push(

@@ -6,6 +6,7 @@ import {
   benchConfig,
   createDatabase,
   deleteTopics,
+  HistogramTotals,
   histogramMeans,
   startCastlog,
   uniqueName,
@@ -16,8 +17,12 @@ import { LatencySummary, ratio, round, summarize } from '../stats';
 
 export interface WriteOptions {
   readonly concurrency: number;
+  /** Measured time of each system per phase, split evenly over the rounds. */
   readonly durationMs: number;
   readonly warmupMs: number;
+  /** Each phase alternates baseline and castlog this many times (the order flips every round), so
+   * a machine whose speed drifts during the run weighs on both alike. */
+  readonly rounds: number;
   readonly log: (line: string) => void;
 }
 
@@ -31,6 +36,14 @@ interface Stages {
   readonly projector_batches: number;
 }
 
+interface Phase {
+  readonly measured: PhaseFigures;
+  readonly baseline: PhaseFigures;
+  readonly stages: Stages;
+  /** castlog / baseline throughput of each round. */
+  readonly roundRatios: readonly number[];
+}
+
 interface PhaseFigures extends LatencySummary {
   readonly requests_per_s: number;
   readonly items_per_s: number;
@@ -39,6 +52,44 @@ interface PhaseFigures extends LatencySummary {
   readonly statuses: Record<string, number>;
   readonly first_error?: string;
 }
+
+/** Several runs of one system as one: requests, time and latencies added up. */
+const combined = (results: readonly LoadResult[]): LoadResult => {
+  const statuses: Record<string, number> = {};
+  for (const result of results)
+    for (const [status, count] of Object.entries(result.statuses))
+      statuses[status] = (statuses[status] ?? 0) + count;
+  const firstError = results.find((result) => result.firstError)?.firstError;
+  const latencies = new Float64Array(results.reduce((n, result) => n + result.latenciesMs.length, 0));
+  let at = 0;
+  for (const result of results) {
+    latencies.set(result.latenciesMs, at);
+    at += result.latenciesMs.length;
+  }
+  return {
+    latenciesMs: latencies,
+    elapsedMs: results.reduce((sum, result) => sum + result.elapsedMs, 0),
+    measured: results.reduce((sum, result) => sum + result.measured, 0),
+    errors: results.reduce((sum, result) => sum + result.errors, 0),
+    statuses,
+    ...(firstError ? { firstError } : {}),
+  };
+};
+
+const added = (
+  totals: Record<string, HistogramTotals>,
+  before: Record<string, HistogramTotals>,
+  after: Record<string, HistogramTotals>,
+): Record<string, HistogramTotals> =>
+  Object.fromEntries(
+    Object.entries(after).map(([name, { sum, count }]) => [
+      name,
+      {
+        sum: (totals[name]?.sum ?? 0) + sum - (before[name]?.sum ?? 0),
+        count: (totals[name]?.count ?? 0) + count - (before[name]?.count ?? 0),
+      },
+    ]),
+  );
 
 const figures = (result: LoadResult, items: number): PhaseFigures => {
   const seconds = result.elapsedMs / 1000;
@@ -115,26 +166,64 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
   try {
     const users = await castlog.addUsers(options.concurrency);
     const runId = uniqueName('w');
-    const load = (port: number, items: number, headers: Record<string, string>[]): LoadSpec => ({
+    const load = (
+      port: number,
+      items: number,
+      headers: Record<string, string>[],
+      durationMs: number,
+      run: string,
+    ): LoadSpec => ({
       port,
       concurrency: options.concurrency,
-      durationMs: options.durationMs,
+      durationMs,
       warmupMs: options.warmupMs,
       clientHeaders: headers,
-      request: { kind: 'add', path: '/v1/subscriptions', items, runId: `${runId}_${port}_${items}` },
+      request: { kind: 'add', path: '/v1/subscriptions', items, runId: `${runId}_${port}_${items}_${run}` },
       expectStatus: 200,
     });
     const bearer = users.map((user) => ({ authorization: `Bearer ${user.token}` }));
     const plain = users.map((user) => ({ 'x-user-id': user.id }));
-    const phases: Record<string, { measured: PhaseFigures; baseline: PhaseFigures; stages: Stages }> = {};
+    const roundMs = options.durationMs / options.rounds;
+    // The broker's JIT compiles its produce and fetch paths during the first seconds of load: that
+    // start-up cost is not castlog's steady state, so a first unmeasured pass takes it.
+    log(`write: warming castlog and the broker up for ${options.durationMs / 1000} s`);
+    await runLoad(load(castlog.port, 1, bearer, options.durationMs, 'warmup'));
+    const phases: Record<string, Phase> = {};
     for (const items of [1, 100]) {
       const name = items === 1 ? 'single' : `batch_${items}`;
-      log(`write: ${name}: baseline, ${options.concurrency} clients for ${options.durationMs / 1000} s`);
-      const base = figures(await runLoad(load(baseline.port, items, plain)), items);
-      log(`write: ${name}: castlog`);
-      const before = await castlog.histograms();
-      const measured = figures(await runLoad(load(castlog.port, items, bearer)), items);
-      const means = histogramMeans(before, await castlog.histograms());
+      const runs = { castlog: [] as LoadResult[], baseline: [] as LoadResult[] };
+      let stageTotals: Record<string, HistogramTotals> = {};
+      const roundRatios: number[] = [];
+      for (let round = 1; round <= options.rounds; round += 1) {
+        const measureBaseline = async () => {
+          log(
+            `write: ${name}: round ${round}: baseline, ${options.concurrency} clients for ${roundMs / 1000} s`,
+          );
+          runs.baseline.push(await runLoad(load(baseline.port, items, plain, roundMs, `${round}`)));
+        };
+        const measureCastlog = async () => {
+          log(`write: ${name}: round ${round}: castlog`);
+          const before = await castlog.histograms();
+          runs.castlog.push(await runLoad(load(castlog.port, items, bearer, roundMs, `${round}`)));
+          stageTotals = added(stageTotals, before, await castlog.histograms());
+        };
+        if (round % 2 === 1) {
+          await measureBaseline();
+          await measureCastlog();
+        } else {
+          await measureCastlog();
+          await measureBaseline();
+        }
+        roundRatios.push(
+          ratio(
+            figures(runs.castlog.at(-1) as LoadResult, items).requests_per_s,
+            figures(runs.baseline.at(-1) as LoadResult, items).requests_per_s,
+          ),
+        );
+      }
+      const measured = figures(combined(runs.castlog), items);
+      const base = figures(combined(runs.baseline), items);
+      const means = histogramMeans({}, stageTotals);
       const mean = (metric: string, scale = 1000) => round((means[metric]?.mean ?? Number.NaN) * scale, 2);
       const stages: Stages = {
         http_ms: mean('castlog_http_request_duration_seconds'),
@@ -144,15 +233,15 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
         projector_batch_events: mean('castlog_projector_batch_size', 1),
         projector_batches: means.castlog_projector_batch_apply_seconds?.count ?? 0,
       };
-      phases[name] = { measured, baseline: base, stages };
+      phases[name] = { measured, baseline: base, stages, roundRatios };
       log(`write: ${name}: castlog stage means ${JSON.stringify(stages)}`);
       log(
         `write: ${name}: castlog ${measured.requests_per_s} req/s p99 ${measured.p99_ms} ms (${measured.errors} errors); ` +
-          `baseline ${base.requests_per_s} req/s p99 ${base.p99_ms} ms`,
+          `baseline ${base.requests_per_s} req/s p99 ${base.p99_ms} ms; throughput ratio by round ${roundRatios.join(', ')}`,
       );
     }
-    const single = phases.single as { measured: PhaseFigures; baseline: PhaseFigures; stages: Stages };
-    const batch = phases.batch_100 as { measured: PhaseFigures; baseline: PhaseFigures; stages: Stages };
+    const single = phases.single as Phase;
+    const batch = phases.batch_100 as Phase;
     const throughputRatio = ratio(single.measured.requests_per_s, single.baseline.requests_per_s);
     const p99Ratio = ratio(single.measured.p99_ms, single.baseline.p99_ms);
     const batchThroughputRatio = ratio(batch.measured.items_per_s, batch.baseline.items_per_s);
@@ -230,13 +319,25 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
           concurrency: options.concurrency,
           users: users.length,
           duration_s: options.durationMs / 1000,
+          rounds: options.rounds,
           warmup_s: options.warmupMs / 1000,
+          castlog_warmup_pass_s: options.durationMs / 1000,
           kafka_partitions: config.KAFKA_PARTITIONS,
           database_pool_size: config.DATABASE_POOL_SIZE,
           projector_batch_size: config.PROJECTOR_BATCH_SIZE,
         },
-        single: { measured: single.measured, baseline: single.baseline, castlog_stage_means: single.stages },
-        batch_100: { measured: batch.measured, baseline: batch.baseline, castlog_stage_means: batch.stages },
+        single: {
+          measured: single.measured,
+          baseline: single.baseline,
+          castlog_stage_means: single.stages,
+          throughput_ratio_by_round: single.roundRatios,
+        },
+        batch_100: {
+          measured: batch.measured,
+          baseline: batch.baseline,
+          castlog_stage_means: batch.stages,
+          throughput_ratio_by_round: batch.roundRatios,
+        },
         throughput_ratio_vs_baseline: throughputRatio,
         p99_ratio_vs_baseline: p99Ratio,
         batch_100_throughput_ratio_vs_baseline: batchThroughputRatio,
@@ -251,7 +352,7 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
       rows,
       chart: {
         title: 'write: POST /v1/subscriptions, castlog vs bare Fastify + upsert',
-        subtitle: `${options.concurrency} concurrent clients, ${options.durationMs / 1000} s per phase, 127.0.0.1`,
+        subtitle: `${options.concurrency} concurrent clients, ${options.durationMs / 1000} s per system and phase in ${options.rounds} alternating rounds, 127.0.0.1`,
         panels: [
           {
             title: 'single-item POST throughput',
