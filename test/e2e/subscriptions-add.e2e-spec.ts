@@ -221,3 +221,30 @@ describe('POST /v1/subscriptions', () => {
     expect(list.body.total).toBe(1);
   });
 });
+
+describe('POST /v1/subscriptions from many users at once', () => {
+  let app: CastlogUnderTest;
+  beforeAll(async () => (app = await startCastlog()));
+  afterAll(() => app?.close());
+
+  it('answers every request with its own outcome when one projector transaction releases them together', async () => {
+    const users = await Promise.all(Array.from({ length: 16 }, () => app.freshUser()));
+    const requests = users.map((user) => ({
+      user,
+      items: [
+        { feed_url: feed('own-a'), guid: guid() },
+        { feed_url: feed('own-b'), guid: guid() },
+      ],
+    }));
+    const responses = await Promise.all(
+      requests.map(({ user, items }) => app.as(user).post('/v1/subscriptions', { subscriptions: items })),
+    );
+    responses.forEach((response, i) => {
+      expect(response.status).toBe(200);
+      expect(response.body.failure).toEqual([]);
+      expect(
+        response.body.success.map((s: { feed_url: string; guid: string }) => [s.feed_url, s.guid]),
+      ).toEqual(requests[i]!.items.map((item) => [item.feed_url, item.guid]));
+    });
+  });
+});

@@ -5,6 +5,7 @@ import {
   OFFSETS_CHANNEL,
   OffsetNotice,
   OutcomesQuery,
+  positionKey,
   PROJECTIONS_CHANNEL,
   ProjectionNotice,
   storedOffset,
@@ -17,13 +18,15 @@ import { DataSource } from 'typeorm';
 export type WaitResult = RequestOutcome | 'timed-out' | 'missing';
 
 interface Waiter {
+  readonly partition: number;
   readonly offset: number;
   readonly settle: (result: WaitResult) => void;
 }
 
 /** Knows how far the active projection has stored each partition, woken by the projector's NOTIFY
  * (never by sleeping), and lets a request wait until its record is applied, then answers its
- * stored outcome: the requests one notice releases get theirs in one query. It also hears
+ * stored outcome: the requests released by the notices of one I/O turn (one projector transaction
+ * notifies every partition it moved at once) get theirs in one query. It also hears
  * projection switches, on the same connection and so in commit order: an offset the old version
  * reached before the switch is reached by the new one too. */
 export class OffsetWaiter {
@@ -34,6 +37,8 @@ export class OffsetWaiter {
   private readonly waiters = new Map<number, Set<Waiter>>();
   private readonly listener: NotificationListener;
   private readonly outcomes: OutcomesQuery;
+  /** Released waiters whose outcomes the next `deliver` reads. */
+  private released: Waiter[] = [];
 
   constructor(
     url: string,
@@ -91,23 +96,23 @@ export class OffsetWaiter {
     this.stored.set(partition, next);
     const waiting = this.waiters.get(partition);
     if (!waiting) return;
-    const released = [...waiting].filter((waiter) => waiter.offset < next);
-    if (released.length === 0) return;
-    for (const waiter of released) waiting.delete(waiter);
-    void this.deliver(partition, released);
+    for (const waiter of waiting) {
+      if (waiter.offset >= next) continue;
+      waiting.delete(waiter);
+      if (this.released.push(waiter) === 1) setImmediate(() => void this.deliver());
+    }
   }
 
-  private async deliver(partition: number, released: readonly Waiter[]): Promise<void> {
-    let found = new Map<number, RequestOutcome>();
+  private async deliver(): Promise<void> {
+    const released = this.released;
+    this.released = [];
+    let found = new Map<string, RequestOutcome>();
     try {
-      found = await this.outcomes.atOffsets(
-        partition,
-        released.map((waiter) => waiter.offset),
-      );
+      found = await this.outcomes.atPositions(released);
     } catch (error) {
-      this.logger.warn(`reading outcomes of partition ${partition} failed: ${String(error)}`);
+      this.logger.warn(`reading the outcomes of ${released.length} requests failed: ${String(error)}`);
     }
-    for (const waiter of released) waiter.settle(found.get(waiter.offset) ?? 'missing');
+    for (const waiter of released) waiter.settle(found.get(positionKey(waiter)) ?? 'missing');
   }
 
   private async refresh(partition: number): Promise<void> {
@@ -121,11 +126,11 @@ export class OffsetWaiter {
    * `timeoutMs`. */
   async outcomeOf(partition: number, offset: number, timeoutMs: number): Promise<WaitResult> {
     if ((this.stored.get(partition) ?? -1) > offset)
-      return (await this.outcomes.at(partition, offset)) ?? 'missing';
+      return (await this.outcomes.at({ partition, offset })) ?? 'missing';
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
     const applied = new Promise<WaitResult>((resolve) => {
-      waiter = { offset, settle: resolve };
+      waiter = { partition, offset, settle: resolve };
       const set = this.waiters.get(partition) ?? new Set<Waiter>();
       set.add(waiter);
       this.waiters.set(partition, set);

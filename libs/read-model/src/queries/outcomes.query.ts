@@ -1,7 +1,11 @@
 import { RequestOutcome } from '@castlog/domain';
+import { LogPosition } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { ReadSchema } from '../projection-versions';
 import { quoteIdent } from '../sql';
+
+/** The key `OutcomesQuery.atPositions` answers by. */
+export const positionKey = ({ partition, offset }: LogPosition): string => `${partition}:${offset}`;
 
 export class OutcomesQuery {
   constructor(
@@ -10,18 +14,22 @@ export class OutcomesQuery {
   ) {}
 
   /** The stored outcome of the request at this log position, or null before it is applied. */
-  async at(partition: number, offset: number): Promise<RequestOutcome | null> {
-    return (await this.atOffsets(partition, [offset])).get(offset) ?? null;
+  async at(position: LogPosition): Promise<RequestOutcome | null> {
+    return (await this.atPositions([position])).get(positionKey(position)) ?? null;
   }
 
-  /** The stored outcomes of the requests at these offsets of one partition, by offset; offsets not
-   * yet applied are absent. One query for any number of requests. */
-  async atOffsets(partition: number, offsets: readonly number[]): Promise<Map<number, RequestOutcome>> {
-    const rows: { offset: string; outcome: RequestOutcome }[] = await this.dataSource.query(
-      `SELECT "offset", outcome FROM ${quoteIdent(this.readModel.schema)}.request_outcomes
-        WHERE partition = $1 AND "offset" = ANY($2::bigint[])`,
-      [partition, offsets],
+  /** The stored outcomes of the requests at these log positions, by `positionKey`; positions not
+   * yet applied are absent. One query for any number of requests, of any partitions. */
+  async atPositions(positions: readonly LogPosition[]): Promise<Map<string, RequestOutcome>> {
+    const rows: { partition: number; offset: string; outcome: RequestOutcome }[] =
+      await this.dataSource.query(
+        `SELECT o.partition, o."offset", o.outcome FROM ${quoteIdent(this.readModel.schema)}.request_outcomes o
+         JOIN unnest($1::int[], $2::bigint[]) AS p(partition, "offset")
+           ON o.partition = p.partition AND o."offset" = p."offset"`,
+        [positions.map((p) => p.partition), positions.map((p) => p.offset)],
+      );
+    return new Map(
+      rows.map((row) => [positionKey({ partition: row.partition, offset: Number(row.offset) }), row.outcome]),
     );
-    return new Map(rows.map((row) => [Number(row.offset), row.outcome]));
   }
 }
