@@ -66,16 +66,14 @@ class StageTimer {
     this.ms[stage] = (this.ms[stage] ?? 0) + ms;
   }
 
-  /** The stage of a statement of applyInTransaction / loadStates / writeChanges / writeOutcomes. */
+  /** The stage of a statement of applyInTransaction, loadStates and runWrites. */
   static stageOf(text: string): string {
     const t = text.replace(/\s+/g, ' ').trim();
+    if (t.includes('offsets_moved')) return 'write changes, outcomes, offsets';
     if (t.includes('projection_offsets')) return 'offsets';
-    if (t.startsWith('SELECT pg_notify')) return 'notify';
-    if (t.includes('user_clocks') && (t.includes('FOR UPDATE') || t.includes('0 ON CONFLICT DO NOTHING')))
-      return 'lock clocks';
+    if (t.includes('user_clocks') && t.includes('RETURNING user_id, last_instant')) return 'lock clocks';
     if (t.startsWith('WITH RECURSIVE') || t.startsWith('SELECT')) return 'load state';
-    const table = /^INSERT INTO \S+\.(\w+)/.exec(t)?.[1];
-    return table ? `write ${table}` : 'other';
+    return 'other';
   }
 }
 

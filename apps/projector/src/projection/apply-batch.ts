@@ -2,7 +2,7 @@ import { decide, evolveAll, LogEvent, nextInstant, UserSubscriptions } from '@ca
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
-import { OutcomeRow, writeChanges, writeOutcomes } from './changes.sql';
+import { changeWrites, OutcomeRow, outcomeWrites, runWrites } from './changes.sql';
 import { keysOf, loadStates } from './state.loader';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer E)[] ? E[] : T[K] };
@@ -98,13 +98,12 @@ export async function applyInTransaction(
 
   const keys = keysOf(records.map((record) => record.value));
   const users = [...keys.users].sort();
-  // Lock the users' clocks in a fixed order: the deletion saga takes the same locks.
-  await sql.query(
-    `INSERT INTO ${s}.user_clocks (user_id, last_instant) SELECT unnest($1::text[]), 0 ON CONFLICT DO NOTHING`,
-    [users],
-  );
+  // Lock the users' clocks (the deletion saga takes the same lock), creating the missing ones, and
+  // read them: an upsert that changes nothing locks and answers every row in one round trip.
   const clockRows = await sql.query<{ user_id: string; last_instant: string }>(
-    `SELECT user_id, last_instant FROM ${s}.user_clocks WHERE user_id = ANY($1::text[]) ORDER BY user_id FOR UPDATE`,
+    `INSERT INTO ${s}.user_clocks (user_id, last_instant) SELECT unnest($1::text[]), 0
+     ON CONFLICT (user_id) DO UPDATE SET last_instant = ${s}.user_clocks.last_instant
+     RETURNING user_id, last_instant`,
     [users],
   );
   const clocks = new Map(clockRows.map((row) => [row.user_id, Number(row.last_instant)]));
@@ -131,19 +130,28 @@ export async function applyInTransaction(
     }
   }
 
-  await writeChanges(sql, schema, changes);
-  await writeOutcomes(sql, schema, outcomes);
   const moved = [...results.values()].filter((result) => result.applied > 0);
-  // The new offsets and their notices (sent at commit) in one statement.
-  await sql.query(
-    `WITH moved AS (
-       UPDATE ${s}.projection_offsets o SET next_offset = m.next
-         FROM unnest($1::int[], $2::bigint[]) AS m(partition, next)
-        WHERE o.partition = m.partition
-       RETURNING o.partition, o.next_offset)
-     SELECT pg_notify($3, json_build_object('schema', $4::text, 'partition', partition, 'next', next_offset)::text)
-       FROM moved`,
-    [moved.map((r) => r.partition), moved.map((r) => r.nextOffset), OFFSETS_CHANNEL, schema],
+  // The read-model changes, the outcomes, the new offsets and their notices (sent at commit): one
+  // statement.
+  await runWrites(
+    sql,
+    [
+      ...changeWrites(schema, changes),
+      ...outcomeWrites(schema, outcomes),
+      {
+        name: 'offsets_moved',
+        text: (p) => `
+          UPDATE ${s}.projection_offsets o SET next_offset = m.next
+            FROM unnest(${p(moved.map((r) => r.partition))}::int[], ${p(moved.map((r) => r.nextOffset))}::bigint[])
+                 AS m(partition, next)
+           WHERE o.partition = m.partition
+          RETURNING o.partition, o.next_offset`,
+      },
+    ],
+    (p) => `
+      SELECT pg_notify(${p(OFFSETS_CHANNEL)}, json_build_object('schema', ${p(schema)}::text, 'partition', partition,
+                                                                 'next', next_offset)::text)
+        FROM offsets_moved`,
   );
   return [...results.values()];
 }

@@ -12,9 +12,34 @@ export interface OutcomeRow {
   readonly outcome: RequestOutcome;
 }
 
-/** Writes a batch's changes with one set-based statement per kind. Rows are whole, so only the
- * last row of each key in the batch is written. */
-export async function writeChanges(sql: Sql, schema: string, changes: readonly Change[]): Promise<void> {
+/** Adds a parameter to the statement being built and answers its placeholder. */
+export type Param = (value: unknown) => string;
+
+/** One data-modifying statement of a write, run as a CTE of a single statement with the others. */
+export interface Write {
+  readonly name: string;
+  readonly text: (param: Param) => string;
+}
+
+/** Runs every write as one statement (a data-modifying CTE each, then `main`, which may read the
+ * CTEs' RETURNING rows): one round trip however many tables a batch touches. The tables written
+ * are distinct and have no foreign keys, so the CTEs, which cannot see each other's rows, never
+ * need to. */
+export async function runWrites<T = Record<string, unknown>>(
+  sql: Sql,
+  writes: readonly Write[],
+  main: (param: Param) => string = () => 'SELECT 1',
+): Promise<T[]> {
+  const params: unknown[] = [];
+  const param: Param = (value) => `$${params.push(value)}`;
+  const ctes = writes.map((write) => `${write.name} AS (${write.text(param)})`);
+  const text = `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${main(param)}`;
+  return sql.query<T>(text, params);
+}
+
+/** A batch's changes as one set-based write per table. Rows are whole, so only the last row of
+ * each key in the batch is written. */
+export function changeWrites(schema: string, changes: readonly Change[]): Write[] {
   const s = quoteIdent(schema);
   const subscriptions = new Map<string, Subscription>();
   const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string }>();
@@ -51,103 +76,95 @@ export async function writeChanges(sql: Sql, schema: string, changes: readonly C
     }
   }
 
+  const writes: Write[] = [];
   const subs = [...subscriptions.values()];
   if (subs.length > 0) {
-    await sql.query(
-      `INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
-                                       deleted, merged_into, deletion_id, latest_guid)
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::boolean[], $5::bigint[], $6::bigint[],
-                            $7::bigint[], $8::uuid[], $9::bigint[], $10::uuid[])
-       ON CONFLICT (user_id, id) DO UPDATE SET
-         feed_url = EXCLUDED.feed_url, is_subscribed = EXCLUDED.is_subscribed,
-         subscription_changed = EXCLUDED.subscription_changed, guid_changed = EXCLUDED.guid_changed,
-         deleted = EXCLUDED.deleted, merged_into = EXCLUDED.merged_into, deletion_id = EXCLUDED.deletion_id,
-         latest_guid = EXCLUDED.latest_guid`,
-      [
-        subs.map((x) => x.userId),
-        subs.map((x) => x.id),
-        subs.map((x) => x.feedUrl),
-        subs.map((x) => x.isSubscribed),
-        subs.map((x) => x.subscriptionChanged),
-        subs.map((x) => x.guidChanged),
-        subs.map((x) => x.deleted),
-        subs.map((x) => x.mergedInto),
-        subs.map((x) => x.deletionId),
-        subs.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id),
-      ],
-    );
+    writes.push({
+      name: 'subscriptions_written',
+      text: (p) => `
+        INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
+                                        deleted, merged_into, deletion_id, latest_guid)
+        SELECT * FROM unnest(${p(subs.map((x) => x.userId))}::text[], ${p(subs.map((x) => x.id))}::uuid[],
+                             ${p(subs.map((x) => x.feedUrl))}::text[], ${p(subs.map((x) => x.isSubscribed))}::boolean[],
+                             ${p(subs.map((x) => x.subscriptionChanged))}::bigint[],
+                             ${p(subs.map((x) => x.guidChanged))}::bigint[], ${p(subs.map((x) => x.deleted))}::bigint[],
+                             ${p(subs.map((x) => x.mergedInto))}::uuid[], ${p(subs.map((x) => x.deletionId))}::bigint[],
+                             ${p(subs.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id))}::uuid[])
+        ON CONFLICT (user_id, id) DO UPDATE SET
+          feed_url = EXCLUDED.feed_url, is_subscribed = EXCLUDED.is_subscribed,
+          subscription_changed = EXCLUDED.subscription_changed, guid_changed = EXCLUDED.guid_changed,
+          deleted = EXCLUDED.deleted, merged_into = EXCLUDED.merged_into, deletion_id = EXCLUDED.deletion_id,
+          latest_guid = EXCLUDED.latest_guid`,
+    });
     const guids = subs.flatMap((x) => x.guids.map((entry, position) => ({ sub: x, entry, position })));
-    await sql.query(
-      `INSERT INTO ${s}.subscription_guids (user_id, guid, subscription_id, since, position)
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::int[])
-       ON CONFLICT (user_id, guid) DO NOTHING`,
-      [
-        guids.map((g) => g.sub.userId),
-        guids.map((g) => g.entry.guid),
-        guids.map((g) => g.sub.id),
-        guids.map((g) => g.entry.since),
-        guids.map((g) => g.position),
-      ],
-    );
+    writes.push({
+      name: 'guids_written',
+      text: (p) => `
+        INSERT INTO ${s}.subscription_guids (user_id, guid, subscription_id, since, position)
+        SELECT * FROM unnest(${p(guids.map((g) => g.sub.userId))}::text[], ${p(guids.map((g) => g.entry.guid))}::uuid[],
+                             ${p(guids.map((g) => g.sub.id))}::uuid[], ${p(guids.map((g) => g.entry.since))}::bigint[],
+                             ${p(guids.map((g) => g.position))}::int[])
+        ON CONFLICT (user_id, guid) DO NOTHING`,
+    });
   }
 
   const urls = [...feedUrls.values()];
   if (urls.length > 0) {
-    await sql.query(
-      `INSERT INTO ${s}.subscription_feed_urls (user_id, normalized_feed_url, subscription_id)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[])
-       ON CONFLICT (user_id, normalized_feed_url) DO UPDATE SET subscription_id = EXCLUDED.subscription_id`,
-      [urls.map((u) => u.userId), urls.map((u) => u.url), urls.map((u) => u.subscriptionId)],
-    );
+    writes.push({
+      name: 'feed_urls_written',
+      text: (p) => `
+        INSERT INTO ${s}.subscription_feed_urls (user_id, normalized_feed_url, subscription_id)
+        SELECT * FROM unnest(${p(urls.map((u) => u.userId))}::text[], ${p(urls.map((u) => u.url))}::text[],
+                             ${p(urls.map((u) => u.subscriptionId))}::uuid[])
+        ON CONFLICT (user_id, normalized_feed_url) DO UPDATE SET subscription_id = EXCLUDED.subscription_id`,
+    });
   }
 
   const dels = [...deletions.values()];
   if (dels.length > 0) {
-    await sql.query(
-      `INSERT INTO ${s}.deletions (deletion_id, user_id, subscription_id, status, requested_at, finished_at)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[])
-       ON CONFLICT (deletion_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at`,
-      [
-        dels.map((d) => d.deletionId),
-        dels.map((d) => d.userId),
-        dels.map((d) => d.subscriptionId),
-        dels.map((d) => d.status),
-        dels.map((d) => d.requestedAt),
-        dels.map((d) => d.finishedAt),
-      ],
-    );
+    writes.push({
+      name: 'deletions_written',
+      text: (p) => `
+        INSERT INTO ${s}.deletions (deletion_id, user_id, subscription_id, status, requested_at, finished_at)
+        SELECT * FROM unnest(${p(dels.map((d) => d.deletionId))}::bigint[], ${p(dels.map((d) => d.userId))}::text[],
+                             ${p(dels.map((d) => d.subscriptionId))}::uuid[], ${p(dels.map((d) => d.status))}::text[],
+                             ${p(dels.map((d) => d.requestedAt))}::bigint[], ${p(dels.map((d) => d.finishedAt))}::bigint[])
+        ON CONFLICT (deletion_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at`,
+    });
   }
 
   if (clocks.size > 0) {
-    await sql.query(
-      `INSERT INTO ${s}.user_clocks (user_id, last_instant)
-       SELECT * FROM unnest($1::text[], $2::bigint[])
-       ON CONFLICT (user_id) DO UPDATE SET last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant)`,
-      [[...clocks.keys()], [...clocks.values()]],
-    );
+    writes.push({
+      name: 'clocks_written',
+      text: (p) => `
+        INSERT INTO ${s}.user_clocks (user_id, last_instant)
+        SELECT * FROM unnest(${p([...clocks.keys()])}::text[], ${p([...clocks.values()])}::bigint[])
+        ON CONFLICT (user_id) DO UPDATE SET last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant)`,
+    });
   }
+  return writes;
 }
 
-export async function writeOutcomes(
-  sql: Sql,
-  schema: string,
-  outcomes: readonly OutcomeRow[],
-): Promise<void> {
-  if (outcomes.length === 0) return;
-  await sql.query(
-    `INSERT INTO ${quoteIdent(schema)}.request_outcomes
-       (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
-     SELECT * FROM unnest($1::int[], $2::bigint[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::bigint[], $8::jsonb[])
-     ON CONFLICT (partition, "offset") DO NOTHING`,
-    [
-      outcomes.map((o) => o.partition),
-      outcomes.map((o) => o.offset),
-      outcomes.map((o) => o.userId),
-      outcomes.map((o) => o.eventId),
-      outcomes.map((o) => o.requestId),
-      outcomes.map((o) => o.eventType),
-      outcomes.map((o) => o.instant),
-      outcomes.map((o) => JSON.stringify(o.outcome)),
-    ],
-  );
+/** Writes a batch's changes in one statement. */
+export async function writeChanges(sql: Sql, schema: string, changes: readonly Change[]): Promise<void> {
+  const writes = changeWrites(schema, changes);
+  if (writes.length > 0) await runWrites(sql, writes);
+}
+
+export function outcomeWrites(schema: string, outcomes: readonly OutcomeRow[]): Write[] {
+  if (outcomes.length === 0) return [];
+  return [
+    {
+      name: 'outcomes_written',
+      text: (p) => `
+        INSERT INTO ${quoteIdent(schema)}.request_outcomes
+          (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
+        SELECT * FROM unnest(${p(outcomes.map((o) => o.partition))}::int[], ${p(outcomes.map((o) => o.offset))}::bigint[],
+                             ${p(outcomes.map((o) => o.userId))}::text[], ${p(outcomes.map((o) => o.eventId))}::uuid[],
+                             ${p(outcomes.map((o) => o.requestId))}::text[], ${p(outcomes.map((o) => o.eventType))}::text[],
+                             ${p(outcomes.map((o) => o.instant))}::bigint[],
+                             ${p(outcomes.map((o) => JSON.stringify(o.outcome)))}::jsonb[])
+        ON CONFLICT (partition, "offset") DO NOTHING`,
+    },
+  ];
 }

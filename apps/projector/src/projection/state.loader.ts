@@ -127,32 +127,39 @@ export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, cloc
       keys.deletionIds.map(([, d]) => d),
     ],
   );
+  // Each query below runs only when it has something to look up: a batch of new feeds needs none.
   const owners = [subscriptions.map((r) => r.user_id), subscriptions.map((r) => r.id)];
-  const [guidRows, urlRows] = await Promise.all([
-    sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
-      `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_guids g
-         JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
-        ORDER BY g.user_id, g.subscription_id, g.position`,
-      owners,
-    ),
-    sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
-      `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_feed_urls f
-         JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
-      owners,
-    ),
-  ]);
+  const [guidRows, urlRows] =
+    subscriptions.length === 0
+      ? [[], []]
+      : await Promise.all([
+          sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
+            `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_guids g
+               JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
+              ORDER BY g.user_id, g.subscription_id, g.position`,
+            owners,
+          ),
+          sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
+            `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_feed_urls f
+               JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
+            owners,
+          ),
+        ]);
   const deletionIds = [
     ...subscriptions.filter((r) => r.deletion_id !== null).map((r) => Number(r.deletion_id)),
     ...keys.deletionIds.map(([, d]) => d),
   ];
-  const deletionRows = await sql.query<{
-    deletion_id: string;
-    user_id: string;
-    subscription_id: string;
-    status: DeletionStatus;
-    requested_at: string;
-    finished_at: string | null;
-  }>(`SELECT * FROM ${s}.deletions WHERE deletion_id = ANY($1::bigint[])`, [deletionIds]);
+  const deletionRows =
+    deletionIds.length === 0
+      ? []
+      : await sql.query<{
+          deletion_id: string;
+          user_id: string;
+          subscription_id: string;
+          status: DeletionStatus;
+          requested_at: string;
+          finished_at: string | null;
+        }>(`SELECT * FROM ${s}.deletions WHERE deletion_id = ANY($1::bigint[])`, [deletionIds]);
 
   const key = (userId: string, id: string) => `${userId}\u0000${id}`;
   const guidsOf = new Map<string, GuidEntry[]>();
