@@ -2,12 +2,12 @@ import { configSchema } from '@castlog/config';
 import { EventLog, LogBatch } from '@castlog/event-log';
 import { OFFSETS_CHANNEL, quoteIdent, readModelMigrations, Sql, storedOffsets } from '@castlog/read-model';
 import { DataSource, QueryRunner } from 'typeorm';
-import { applyBatch } from '../projection/apply-batch';
+import { applyBatch, batchTransactions } from '../projection/apply-batch';
 
 /** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
 export const DEFAULT_LIVE_SCHEMA: string = configSchema.shape.READ_MODEL_SCHEMA.parse(undefined);
 
-/** Records per applyBatch call, as the live projector's default PROJECTOR_BATCH_SIZE. */
+/** Records per transaction at most, as the live projector's default PROJECTOR_BATCH_SIZE. */
 const REPLAY_BATCH_SIZE = 2000;
 
 /** Schemas a replay must never drop. */
@@ -72,10 +72,16 @@ async function catchUp({ dataSource, eventLog, schema, onProgress }: ReplayOptio
   );
   let done = 0;
   onProgress?.(0, total);
+  // As the live projector: the batches the log hands over together (several partitions at once)
+  // share transactions, several in flight.
+  const transactions = batchTransactions(
+    (batches) => applyBatch(dataSource, schema, batches, eventLog.partitions),
+    REPLAY_BATCH_SIZE,
+  );
   await eventLog.readToEnd(async (batch: LogBatch) => {
     for (let start = 0; start < batch.records.length; start += REPLAY_BATCH_SIZE) {
       const records = batch.records.slice(start, start + REPLAY_BATCH_SIZE);
-      await applyBatch(dataSource, schema, { partition: batch.partition, records }, eventLog.partitions);
+      await transactions.submit([{ partition: batch.partition, records }]);
       done += records.length;
       onProgress?.(done, Math.max(total, done));
     }

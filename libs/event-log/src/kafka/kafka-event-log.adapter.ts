@@ -295,6 +295,8 @@ export class KafkaEventLog implements EventLog {
         void consumer.run({
           autoCommit: false,
           eachBatchAutoResolve: false,
+          // Every partition at once, so a caller can apply what arrives together in one transaction.
+          partitionsConsumedConcurrently: this.partitions,
           eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
             if (failure || !remaining.has(batch.partition)) return;
             const high = end.get(batch.partition) ?? 0;
