@@ -52,6 +52,13 @@ const partitionerFor = (partitions: number) => {
   return (key: string) => partitioner({ topic: '', partitionMetadata, message: { key, value: null } });
 };
 
+/** An envelope waiting to be sent, its value encoded once. */
+interface EncodedEnvelope {
+  readonly envelope: EventEnvelope;
+  readonly value: string;
+  readonly bytes: number;
+}
+
 const header = (headers: IHeaders | undefined, name: string): string => {
   const value = headers?.[name];
   const first = Array.isArray(value) ? value[0] : value;
@@ -65,7 +72,7 @@ export class KafkaEventLog implements EventLog {
   private readonly admin: Admin;
   private readonly partitionOf: (key: string) => number;
   private readonly consumers = new Set<Consumer>();
-  private readonly appends: GroupCommit<EventEnvelope, LogPosition>;
+  private readonly appends: GroupCommit<EncodedEnvelope, LogPosition>;
 
   private constructor(private readonly options: KafkaEventLogOptions) {
     this.partitions = options.partitions;
@@ -92,8 +99,7 @@ export class KafkaEventLog implements EventLog {
     this.appends = new GroupCommit((envelopes) => this.send(envelopes), {
       maxItems: MAX_BATCH_MESSAGES,
       maxBytes: MAX_BATCH_BYTES,
-      // Bytes, not UTF-16 units: a batch of multi-byte values must stay under the topic's limit.
-      sizeOf: (envelope) => Buffer.byteLength(encodeValue(envelope.value)) + 200,
+      sizeOf: (encoded) => encoded.bytes,
     });
   }
 
@@ -140,11 +146,17 @@ export class KafkaEventLog implements EventLog {
   /** Checks every envelope against its schema first: a malformed event never reaches the topic. */
   async append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
     for (const envelope of envelopes) checkEvent(envelope, envelope.value);
-    return this.appends.submit(envelopes);
+    return this.appends.submit(
+      envelopes.map((envelope) => {
+        const value = encodeValue(envelope.value);
+        // Bytes, not UTF-16 units: a batch of multi-byte values must stay under the topic's limit.
+        return { envelope, value, bytes: Buffer.byteLength(value) + 200 };
+      }),
+    );
   }
 
-  private async send(envelopes: EventEnvelope[]): Promise<LogPosition[]> {
-    const partitions = envelopes.map((envelope) => this.partitionOf(envelope.key));
+  private async send(encoded: EncodedEnvelope[]): Promise<LogPosition[]> {
+    const partitions = encoded.map(({ envelope }) => this.partitionOf(envelope.key));
     const indexInPartition = new Map<number, number>();
     const indexes = partitions.map((partition) => {
       const index = indexInPartition.get(partition) ?? 0;
@@ -154,10 +166,10 @@ export class KafkaEventLog implements EventLog {
     const metadata = await this.producer.send({
       topic: this.options.topic,
       acks: -1,
-      messages: envelopes.map((envelope, i) => ({
+      messages: encoded.map(({ envelope, value }, i) => ({
         key: envelope.key,
         partition: partitions[i],
-        value: encodeValue(envelope.value),
+        value,
         headers: {
           type: envelope.type,
           version: String(envelope.version),
@@ -167,7 +179,7 @@ export class KafkaEventLog implements EventLog {
       })),
     });
     const baseOffsets = new Map(metadata.map((m) => [m.partition, Number(m.baseOffset)]));
-    return envelopes.map((_, i) => {
+    return encoded.map((_, i) => {
       const partition = partitions[i] as number;
       const base = baseOffsets.get(partition);
       if (base === undefined) throw new Error(`kafka answered no offset for partition ${partition}`);
@@ -222,7 +234,11 @@ export class KafkaEventLog implements EventLog {
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
-      autoCommit: true,
+      // The caller's stored offsets are the truth (every assignment seeks to them); the group's
+      // committed offsets only show progress to Kafka's tools. kafkajs's auto-commit would commit
+      // after every batch of every partition, a broker write each; every 5 s is plenty.
+      autoCommit: false,
+      autoCommitInterval: 5_000,
       eachBatchAutoResolve: false,
       // Every partition at once: the projector applies what arrives together in one transaction.
       partitionsConsumedConcurrently: this.partitions,
