@@ -105,6 +105,7 @@ export class OffsetWaiter {
 
   private async deliver(): Promise<void> {
     const released = this.released;
+    if (released.length === 0) return;
     this.released = [];
     let found = new Map<string, RequestOutcome>();
     try {
@@ -147,6 +148,8 @@ export class OffsetWaiter {
 
   async close(): Promise<void> {
     for (const set of this.waiters.values()) for (const waiter of set) waiter.settle('timed-out');
+    for (const waiter of this.released) waiter.settle('timed-out');
+    this.released = [];
     await this.listener.close();
   }
 }
