@@ -1,7 +1,7 @@
 import { decide, evolveAll, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
-import { OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
+import { OFFSETS_CHANNEL, poolOf, quoteIdent, Sql } from '@castlog/read-model';
 import { changeWrites, OutcomeRow, outcomeWrites, runWrites } from './changes.sql';
 import { keysOf, loadStates } from './state.loader';
 
@@ -27,19 +27,23 @@ export async function applyBatch(
   batches: LogBatch | readonly LogBatch[],
   partitions: number,
 ): Promise<AppliedBatch[]> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  const client = await poolOf(dataSource).connect();
+  let open = false;
+  // A client whose rollback failed is broken: released with the error, the pool discards it.
+  let broken: Error | undefined;
   try {
-    await runner.startTransaction();
-    const sql: Sql = { query: (text, params) => runner.query(text, params) };
+    await client.query('BEGIN');
+    open = true;
+    const sql: Sql = { query: async (text, params) => (await client.query(text, params)).rows };
     const result = await applyInTransaction(sql, schema, batches, partitions);
-    await runner.commitTransaction();
+    await client.query('COMMIT');
+    open = false;
     return result;
   } catch (error) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction();
+    if (open) await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
     throw error;
   } finally {
-    await runner.release();
+    client.release(broken);
   }
 }
 

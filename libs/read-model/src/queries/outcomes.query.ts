@@ -2,7 +2,7 @@ import { RequestOutcome } from '@castlog/domain';
 import { LogPosition } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { ReadSchema } from '../projection-versions';
-import { quoteIdent } from '../sql';
+import { poolOf, quoteIdent } from '../sql';
 
 /** The key `OutcomesQuery.atPositions` answers by. */
 export const positionKey = ({ partition, offset }: LogPosition): string => `${partition}:${offset}`;
@@ -21,13 +21,16 @@ export class OutcomesQuery {
   /** The stored outcomes of the requests at these log positions, by `positionKey`; positions not
    * yet applied are absent. One query for any number of requests, of any partitions. */
   async atPositions(positions: readonly LogPosition[]): Promise<Map<string, RequestOutcome>> {
-    const rows: { partition: number; offset: string; outcome: RequestOutcome }[] =
-      await this.dataSource.query(
-        `SELECT o.partition, o."offset", o.outcome FROM ${quoteIdent(this.readModel.schema)}.request_outcomes o
+    const { rows } = await poolOf(this.dataSource).query<{
+      partition: number;
+      offset: string;
+      outcome: RequestOutcome;
+    }>(
+      `SELECT o.partition, o."offset", o.outcome FROM ${quoteIdent(this.readModel.schema)}.request_outcomes o
          JOIN unnest($1::int[], $2::bigint[]) AS p(partition, "offset")
            ON o.partition = p.partition AND o."offset" = p."offset"`,
-        [positions.map((p) => p.partition), positions.map((p) => p.offset)],
-      );
+      [positions.map((p) => p.partition), positions.map((p) => p.offset)],
+    );
     return new Map(
       rows.map((row) => [positionKey({ partition: row.partition, offset: Number(row.offset) }), row.outcome]),
     );
