@@ -143,6 +143,7 @@ async function main(): Promise<void> {
             durationMs,
             warmupMs,
             rounds: options.rounds ?? (quick ? 1 : 3),
+            warmupPassMs: quick ? durationMs : 60_000,
             log,
           }),
         );
