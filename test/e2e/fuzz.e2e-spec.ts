@@ -1092,7 +1092,12 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
     return allowed;
   }
   const rule = RULES[plan.route];
-  if (bodyBytes > BODY_LIMIT) return new Set([413]);
+  // Past the body limit: 413, unless Fastify refuses the content type first, before it reads the
+  // body (405).
+  if (bodyBytes > BODY_LIMIT) {
+    const type = plan.headers['content-type'];
+    return new Set(type !== undefined && JSON_TYPES.includes(type) ? [413] : [413, 405]);
+  }
   const allowed = new Set(rule.statuses);
   if (!plan.clean) allowed.add(404);
   if (rule.authenticated) {
