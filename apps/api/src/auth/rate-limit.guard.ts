@@ -30,14 +30,14 @@ export class RateLimiter {
     if (this.capacity === 0) return 0;
     this.sweep(nowMs);
     const bucket = this.buckets.get(key) ?? { tokens: this.capacity, updatedAt: nowMs };
-    bucket.tokens = Math.min(this.capacity, bucket.tokens + (nowMs - bucket.updatedAt) * this.refillPerMs);
+    bucket.tokens = this.tokensAt(bucket, nowMs);
     bucket.updatedAt = nowMs;
     this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.refillPerMs / 1000));
+    return this.secondsUntilOne(bucket.tokens);
   }
 
   /** Like `take`, without taking: 0 when the key's bucket holds a request, otherwise the whole
@@ -46,8 +46,18 @@ export class RateLimiter {
     if (this.capacity === 0) return 0;
     const bucket = this.buckets.get(key);
     if (!bucket) return 0;
-    const tokens = Math.min(this.capacity, bucket.tokens + (nowMs - bucket.updatedAt) * this.refillPerMs);
-    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
+    const tokens = this.tokensAt(bucket, nowMs);
+    return tokens >= 1 ? 0 : this.secondsUntilOne(tokens);
+  }
+
+  /** The bucket's tokens at `nowMs`, refilled since its last update, at most `capacity`. */
+  private tokensAt(bucket: Bucket, nowMs: number): number {
+    return Math.min(this.capacity, bucket.tokens + (nowMs - bucket.updatedAt) * this.refillPerMs);
+  }
+
+  /** Whole seconds (at least 1) until a bucket holding `tokens` (< 1) holds one. */
+  private secondsUntilOne(tokens: number): number {
+    return Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
   }
 
   /** Number of keys held, for tests and metrics. */
@@ -60,8 +70,7 @@ export class RateLimiter {
     if (nowMs - this.lastSweep < MINUTE_MS) return;
     this.lastSweep = nowMs;
     for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + (nowMs - bucket.updatedAt) * this.refillPerMs >= this.capacity)
-        this.buckets.delete(key);
+      if (this.tokensAt(bucket, nowMs) >= this.capacity) this.buckets.delete(key);
     }
   }
 }
