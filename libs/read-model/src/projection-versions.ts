@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { PROJECTIONS_CHANNEL, ProjectionNotice } from './notifications';
 import { deficit, storedOffsets } from './projection-offsets';
@@ -44,8 +45,6 @@ const registered = (row: Row): RegisteredVersion => ({
 export type ActivationResult = 'activated' | 'already-active' | 'behind';
 
 const HOLD_POLL_MS = 10;
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The projection versions of one read model and the switch between them. A version takes over
  * reads only once its stored offset has reached the active version's in every partition, checked
