@@ -1,6 +1,6 @@
 import { LogBatch } from '@castlog/event-log';
 import { AppliedBatch, applyBatch, applyInTransaction, batchTransactions } from '@castlog/projector';
-import { quoteIdent, readModelMigrations, Sql, storedOffset } from '@castlog/read-model';
+import { inTransaction, quoteIdent, readModelMigrations, Sql, storedOffset } from '@castlog/read-model';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { Pool, PoolClient } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
@@ -85,42 +85,44 @@ async function applyBatchTimed(
   partitions: number,
   timer: StageTimer,
 ): Promise<AppliedBatch[]> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  const started = performance.now();
+  let committing = started;
   try {
-    let t = performance.now();
-    await runner.startTransaction();
-    timer.add('begin', since(t));
-    let inSql = 0;
-    const sql: Sql = {
-      query: async (text, params) => {
-        const start = performance.now();
-        if (process.env.BENCH_EXPLAIN && StageTimer.stageOf(text) === 'load state' && Math.random() < 0.05) {
-          const plan = await runner.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, params);
-          console.error(plan.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'));
-        }
-        try {
-          return await runner.query(text, params);
-        } finally {
-          const ms = since(start);
-          inSql += ms;
-          timer.add(StageTimer.stageOf(text), ms);
-        }
-      },
-    };
-    t = performance.now();
-    const result = await applyInTransaction(sql, schema, batches, partitions);
-    // What is not a statement: keys, decide, evolve, building the rows and parameters.
-    timer.add('decide + build rows (JS)', since(t) - inSql);
-    t = performance.now();
-    await runner.commitTransaction();
-    timer.add('commit', since(t));
-    return result;
-  } catch (error) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction();
-    throw error;
+    return await inTransaction(dataSource, async (sql) => {
+      timer.add('begin', since(started));
+      let inSql = 0;
+      const timed: Sql = {
+        query: async (text, params) => {
+          const start = performance.now();
+          if (
+            process.env.BENCH_EXPLAIN &&
+            StageTimer.stageOf(text) === 'load state' &&
+            Math.random() < 0.05
+          ) {
+            const plan = await sql.query<Record<string, string>>(
+              `EXPLAIN (ANALYZE, BUFFERS) ${text}`,
+              params,
+            );
+            console.error(plan.map((r) => r['QUERY PLAN']).join('\n'));
+          }
+          try {
+            return await sql.query(text, params);
+          } finally {
+            const ms = since(start);
+            inSql += ms;
+            timer.add(StageTimer.stageOf(text), ms);
+          }
+        },
+      };
+      const t = performance.now();
+      const result = await applyInTransaction(timed, schema, batches, partitions);
+      // What is not a statement: keys, decide, evolve, building the rows and parameters.
+      timer.add('decide + build rows (JS)', since(t) - inSql);
+      committing = performance.now();
+      return result;
+    });
   } finally {
-    await runner.release();
+    if (committing > started) timer.add('commit', since(committing));
   }
 }
 

@@ -13,3 +13,25 @@ export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')
  * outcome reads) query it directly: TypeORM's query runner adds per-statement bookkeeping (events,
  * logging, result wrapping) that measurably slowed the write path. */
 export const poolOf = (dataSource: DataSource): Pool => (dataSource.driver as PostgresDriver).master as Pool;
+
+/** Runs `work` in one transaction on a client of the data source's pool (`poolOf`): BEGIN, then
+ * COMMIT, or ROLLBACK when `work` or the commit fails. A client whose rollback fails is broken and
+ * goes back to the pool with the error, which discards it. */
+export async function inTransaction<T>(dataSource: DataSource, work: (sql: Sql) => Promise<T>): Promise<T> {
+  const client = await poolOf(dataSource).connect();
+  let open = false;
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    open = true;
+    const result = await work({ query: async (text, params) => (await client.query(text, params)).rows });
+    await client.query('COMMIT');
+    open = false;
+    return result;
+  } catch (error) {
+    if (open) await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,7 +1,7 @@
 import { decide, evolveAll, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
-import { OFFSETS_CHANNEL, poolOf, quoteIdent, Sql } from '@castlog/read-model';
+import { inTransaction, OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
 import { changeWrites, OutcomeRow, outcomeWrites, runWrites } from './changes.sql';
 import { keysOf, loadStates } from './state.loader';
 
@@ -27,24 +27,7 @@ export async function applyBatch(
   batches: LogBatch | readonly LogBatch[],
   partitions: number,
 ): Promise<AppliedBatch[]> {
-  const client = await poolOf(dataSource).connect();
-  let open = false;
-  // A client whose rollback failed is broken: released with the error, the pool discards it.
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    open = true;
-    const sql: Sql = { query: async (text, params) => (await client.query(text, params)).rows };
-    const result = await applyInTransaction(sql, schema, batches, partitions);
-    await client.query('COMMIT');
-    open = false;
-    return result;
-  } catch (error) {
-    if (open) await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  return inTransaction(dataSource, (sql) => applyInTransaction(sql, schema, batches, partitions));
 }
 
 export async function applyInTransaction(
