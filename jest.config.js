@@ -22,6 +22,7 @@ module.exports = {
     '^@castlog/auth$': '<rootDir>/libs/auth/src',
     '^@castlog/infra$': '<rootDir>/libs/infra/src',
     '^@castlog/runtime$': '<rootDir>/libs/runtime/src',
+    '^@castlog/supervision$': '<rootDir>/libs/supervision/src',
     '^@castlog/api$': '<rootDir>/apps/api/src',
     '^@castlog/projector$': '<rootDir>/apps/projector/src',
   },

@@ -1,0 +1,54 @@
+import { Backoff, retry } from './backoff';
+
+describe('Backoff', () => {
+  it('grows each delay up to twice the last ceiling, never past the cap', () => {
+    const backoff = new Backoff({ initialMs: 100, maxMs: 1_000 });
+    const ceilings = [100, 200, 400, 800, 1_000, 1_000, 1_000];
+    for (const ceiling of ceilings) {
+      const delay = backoff.next();
+      expect(delay).toBeGreaterThanOrEqual(50);
+      expect(delay).toBeLessThanOrEqual(ceiling);
+    }
+    expect(backoff.failures).toBe(ceilings.length);
+  });
+
+  it('starts over after a reset', () => {
+    const backoff = new Backoff({ initialMs: 100, maxMs: 10_000 });
+    for (let i = 0; i < 10; i += 1) backoff.next();
+    backoff.reset();
+    expect(backoff.failures).toBe(0);
+    expect(backoff.next()).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('retry', () => {
+  it('runs the work again after each failure until it succeeds', async () => {
+    let calls = 0;
+    const failures: number[] = [];
+    const result = await retry(
+      async () => {
+        calls += 1;
+        if (calls < 4) throw new Error(`failure ${calls}`);
+        return 'done';
+      },
+      { initialMs: 1, maxMs: 2, onFailure: (_error, count) => failures.push(count) },
+    );
+    expect(result).toBe('done');
+    expect(failures).toEqual([1, 2, 3]);
+  });
+
+  it('gives up with undefined once aborted, also while waiting', async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const running = retry(
+      async () => {
+        calls += 1;
+        throw new Error('down');
+      },
+      { initialMs: 60_000, maxMs: 60_000, signal: stop.signal },
+    );
+    stop.abort();
+    await expect(running).resolves.toBeUndefined();
+    expect(calls).toBe(1);
+  });
+});

@@ -1,0 +1,6 @@
+export * from './backoff';
+export * from './health';
+export * from './log';
+export * from './notification-listener';
+export * from './postgres';
+export * from './unavailable';

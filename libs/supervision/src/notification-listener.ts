@@ -1,0 +1,107 @@
+import { Client } from 'pg';
+import { retry } from './backoff';
+import { DependencyHealth, messageOf } from './health';
+import { ignoreLog, LogFn } from './log';
+import { connectionSettings } from './postgres';
+
+export interface NotificationHandlers {
+  readonly notice: (channel: string, payload: string) => void;
+  /** Called each time the listener (re)starts listening: notices sent while it was not are lost,
+   * so this is where the caller catches up from the tables. A rejection counts as a failed
+   * connection attempt. */
+  readonly listening: () => Promise<void>;
+  /** Called once per loss, before reconnecting starts. */
+  readonly lost: (error: Error) => void;
+}
+
+export interface NotificationListenerOptions {
+  /** The name under which `health` and the log know this connection. */
+  readonly component: string;
+  readonly health?: DependencyHealth;
+  readonly log?: LogFn;
+  readonly connectTimeoutMs?: number;
+}
+
+/** One PostgreSQL connection LISTENing on `channels`. When the connection is lost it reconnects
+ * with capped backoff for as long as it takes, and after each reconnection calls `listening` so
+ * the caller re-reads what it may have missed while deaf. Notices on one connection arrive in
+ * commit order, which is why one listener serves all of a process's channels that need ordering. */
+export class NotificationListener {
+  private client?: Client;
+  private reconnecting?: Promise<unknown>;
+  private readonly closed = new AbortController();
+  private readonly log: LogFn;
+
+  constructor(
+    private readonly url: string,
+    private readonly channels: readonly string[],
+    private readonly handlers: NotificationHandlers,
+    private readonly options: NotificationListenerOptions,
+  ) {
+    this.log = options.log ?? ignoreLog;
+  }
+
+  /** Listens; a failure of this first connection rejects (start-up errors surface). */
+  async start(): Promise<void> {
+    try {
+      await this.connect();
+    } catch (error) {
+      this.closed.abort();
+      throw error;
+    }
+  }
+
+  get isListening(): boolean {
+    return this.client !== undefined;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new Client({
+      connectionString: this.url,
+      ...connectionSettings(this.options.connectTimeoutMs ?? 5_000),
+    });
+    client.on('notification', (message) => {
+      if (message.payload !== undefined && this.client === client)
+        this.handlers.notice(message.channel, message.payload);
+    });
+    // Errors before this client is the current one reject the awaits below instead.
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      for (const channel of this.channels) await client.query(`LISTEN ${channel}`);
+      if (this.closed.signal.aborted) throw new Error('closed');
+      this.client = client;
+      await this.handlers.listening();
+    } catch (error) {
+      if (this.client === client) this.client = undefined;
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    this.options.health?.restored(this.options.component);
+  }
+
+  private lost(client: Client, error: Error): void {
+    if (this.client !== client || this.closed.signal.aborted) return;
+    this.client = undefined;
+    void client.end().catch(() => undefined);
+    this.log('warn', `${this.options.component}: connection lost (${messageOf(error)}); reconnecting`);
+    this.options.health?.lost(this.options.component, error);
+    this.handlers.lost(error);
+    this.reconnecting ??= retry(() => this.connect(), {
+      signal: this.closed.signal,
+      onFailure: (failure) => this.options.health?.lost(this.options.component, failure),
+    }).then(() => {
+      this.reconnecting = undefined;
+      if (this.client) this.log('info', `${this.options.component}: listening again`);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed.abort();
+    const client = this.client;
+    this.client = undefined;
+    await this.reconnecting;
+    await client?.end().catch(() => undefined);
+  }
+}
