@@ -2,7 +2,7 @@
  * .castlog/infra/ and outliving this command. Progress goes to stderr; stdout carries only the
  * KAFKA_BROKERS=… and DATABASE_URL=… lines, also written to .castlog/infra.env. */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   findRunningKafka,
@@ -45,7 +45,9 @@ async function up(): Promise<void> {
     JSON.stringify({ postgres: postgres.value.port, kafka: kafkaPort(kafka.value) }),
   );
   const env = `KAFKA_BROKERS=${kafka.value.brokers}\nDATABASE_URL=${postgres.value.url}\n`;
-  await writeFile(envFile, env);
+  // DATABASE_URL carries the embedded PostgreSQL's password: readable by this account only.
+  await writeFile(envFile, env, { mode: 0o600 });
+  await chmod(envFile, 0o600);
   process.stdout.write(env);
 }
 

@@ -78,15 +78,12 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<RunningK
 
   if (!existsSync(join(dir, 'data', 'meta.properties'))) {
     log(`formatting Kafka storage in ${dir}`);
-    const clusterId = randomBytes(16).toString('base64url');
     await runCommand(java, [
       ...jvm,
       'kafka.tools.StorageTool',
       'format',
-      '-t',
-      clusterId,
-      '-c',
-      serverProperties,
+      `--cluster-id=${kafkaClusterId()}`,
+      `--config=${serverProperties}`,
     ]);
   }
 
@@ -110,6 +107,16 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<RunningK
   }
   log(`Kafka ready on ${brokers}`);
   return handle;
+}
+
+/** A random cluster id as Kafka's own Uuid.randomUuid makes it: 16 random bytes, base64url without
+ * padding (22 characters), never starting with '-' (kafka-storage would read such an id as an
+ * option; Kafka redraws those too). It is passed as `--cluster-id=<id>` as well, for good measure. */
+export function kafkaClusterId(random: (size: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const id = random(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 /** The broker running in `dir` according to its live kafka.pid, if any. */
