@@ -1,14 +1,20 @@
 import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables';
 import { TokenChangeNotices1732400000004 } from './migrations/1732400000004-token-change-notices';
+import { RateLimitBuckets1732400000005 } from './migrations/1732400000005-rate-limit-buckets';
 
 export * from './auth.store';
 export * from './credentials';
 export * from './password';
+export * from './rate-limit.store';
 export * from './token';
-export { AuthTables1732400000000, TokenChangeNotices1732400000004 };
+export { AuthTables1732400000000, TokenChangeNotices1732400000004, RateLimitBuckets1732400000005 };
 
 /** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash). */
 export const TOKENS_CHANNEL = 'castlog_tokens';
 
 /** The migrations of the auth schema, in order, for a DataSource's `migrations` option. */
-export const authMigrations = [AuthTables1732400000000, TokenChangeNotices1732400000004];
+export const authMigrations = [
+  AuthTables1732400000000,
+  TokenChangeNotices1732400000004,
+  RateLimitBuckets1732400000005,
+];

@@ -1,7 +1,12 @@
 import { EventLogTable1732400000001 } from '@castlog/event-log';
+import { connectionSettings, quietClient } from '@castlog/supervision';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
-import { AuthTables1732400000000, TokenChangeNotices1732400000004 } from '@castlog/auth';
+import {
+  AuthTables1732400000000,
+  RateLimitBuckets1732400000005,
+  TokenChangeNotices1732400000004,
+} from '@castlog/auth';
 import { ProjectionVersionsTable1732400000003 } from './migrations/1732400000003-projection-versions';
 import { readModelMigrations } from './migrations/read-model.migration';
 import { ActiveProjection, ProjectionVersions } from './projection-versions';
@@ -15,11 +20,20 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     EventLogTable1732400000001,
     ProjectionVersionsTable1732400000003,
     TokenChangeNotices1732400000004,
+    RateLimitBuckets1732400000005,
     ...readModelMigrations(schema),
   ];
 }
 
-export function createDataSource(url: string, schema: string, poolSize = 10): DataSource {
+/** How long a query waits for a connection before it fails (and its request answers 503). */
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+export function createDataSource(
+  url: string,
+  schema: string,
+  poolSize = 10,
+  connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -27,13 +41,13 @@ export function createDataSource(url: string, schema: string, poolSize = 10): Da
     migrationsTableName: 'castlog_migrations',
     synchronize: false,
     logging: false,
-    extra: { max: poolSize },
+    extra: { max: poolSize, ...connectionSettings(connectTimeoutMs) },
   });
 }
 
 /** Runs pending migrations, one process at a time. */
 export async function migrate(dataSource: DataSource, url: string): Promise<void> {
-  const lock = new Client({ connectionString: url });
+  const lock = quietClient(new Client({ connectionString: url }));
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
@@ -54,8 +68,13 @@ export interface Database {
 }
 
 /** Opens the read-model database at `url`, migrated. */
-export async function openDatabaseAt(url: string, schema: string, poolSize = 10): Promise<Database> {
-  const dataSource = createDataSource(url, schema, poolSize);
+export async function openDatabaseAt(
+  url: string,
+  schema: string,
+  poolSize = 10,
+  connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+): Promise<Database> {
+  const dataSource = createDataSource(url, schema, poolSize, connectTimeoutMs);
   await dataSource.initialize();
   try {
     await migrate(dataSource, url);

@@ -17,7 +17,13 @@ import {
 import { AuthStore, CredentialVerifier, authenticate } from '@castlog/auth';
 import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
-import { RateLimitGuard, RateLimiter, ReplyWithHeaders, tooManyRequests } from './rate-limit.guard';
+import {
+  RateLimitGuard,
+  RateLimiter,
+  RateLimits,
+  ReplyWithHeaders,
+  tooManyRequests,
+} from './rate-limit.guard';
 import { TokenCache } from './token-cache';
 
 /** Names of the OpenAPI security schemes (see `addAuthSecuritySchemes`). */
@@ -42,7 +48,7 @@ export class CredentialsGuard implements CanActivate {
   constructor(
     @Inject(AuthStore) private readonly store: AuthStore,
     @Inject(TokenCache) private readonly tokens: TokenCache,
-    @Inject(RateLimiter) private readonly limiter: RateLimiter,
+    @Inject(RateLimiter) private readonly limiter: RateLimits,
   ) {}
 
   /** The store, except that known tokens need no query (TokenCache) and Basic credentials with a
@@ -60,13 +66,13 @@ export class CredentialsGuard implements CanActivate {
       typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
     const failures = `failed-credentials:${request.ip ?? 'unknown'}`;
     if (header !== undefined) {
-      const retryAfterSeconds = this.limiter.peek(failures);
+      const retryAfterSeconds = await this.limiter.peek(failures);
       if (retryAfterSeconds > 0)
         throw tooManyRequests(http.getResponse<ReplyWithHeaders>(), retryAfterSeconds);
     }
     const userId = await authenticate(this.verifier, header, new Date());
     if (!userId) {
-      if (header !== undefined) this.limiter.take(failures);
+      if (header !== undefined) await this.limiter.take(failures);
       throw new UnauthorizedException('User not authorized');
     }
     request.userId = userId;
