@@ -33,3 +33,20 @@ export async function until<T>(
     await listener.end();
   }
 }
+
+/** Re-checks `check` every `everyMs` until it answers a value other than undefined/false; fails at
+ * the deadline with `what` in the message. For waits where the database itself may be down, so
+ * `until`'s notifications cannot be heard. */
+export async function poll<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 60_000, everyMs = 200 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await check();
+    if (result !== undefined && result !== false) return result;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

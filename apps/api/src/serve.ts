@@ -30,15 +30,21 @@ export function serve(options: ServeOptions): void {
     const config = loadConfigOrExit();
     if (options.scaled) requireScaled(config, options.name);
     const logger = createLogger(config, options.name);
-    const runtime = await openRuntime(config, runtimeLog(logger));
+    let stop: () => Promise<void> = async () => undefined;
+    const runtime = await openRuntime(config, {
+      log: runtimeLog(logger),
+      fatal: (reason) => {
+        logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
+        const exit = () => process.exit(1);
+        setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
+        void stop().then(exit, exit);
+      },
+    });
     const app = await createHttpApp(options.module(runtime), config, logger, { openApi: options.openApi });
+    stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
     await app.listen({ port: config.PORT, host: config.HOST });
     options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
-    onShutdown(
-      () => closeGracefully(app, runtime, (message) => logger.info(message)),
-      config.SHUTDOWN_TIMEOUT,
-      (message) => logger.info(message),
-    );
+    onShutdown(stop, config.SHUTDOWN_TIMEOUT, (message) => logger.info(message));
   };
   run().catch((error: unknown) => {
     process.stderr.write(

@@ -22,6 +22,7 @@ export const configSchema = z.object({
   CASTLOG_DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
   DATABASE_POOL_SIZE: int(1, 1000).default(10),
+  DATABASE_CONNECT_TIMEOUT: duration.default('5s'),
   READ_MODEL_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
@@ -34,6 +35,7 @@ export const configSchema = z.object({
   KAFKA_PARTITIONS: int(1, 10_000).default(12),
   KAFKA_REPLICATION_FACTOR: int(1, 100).default(1),
   KAFKA_CLIENT_ID: z.string().min(1).default('castlog'),
+  KAFKA_SESSION_TIMEOUT: duration.default('30s'),
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTION_VERSION: int(1, 9999).default(1),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),

@@ -1,19 +1,36 @@
 import { Config } from '@castlog/config';
 import { EventLog, KafkaEventLog, PostgresEventLog } from '@castlog/event-log';
 import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
+import {
+  connectionSettings,
+  DependencyHealth,
+  ignoreLog,
+  LogFn,
+  quietClient,
+  supervisePool,
+} from '@castlog/supervision';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import {
   ActiveProjection,
   Database,
   openActiveProjection,
   openDatabaseAt,
+  poolOf,
   projectionSchema,
 } from '@castlog/read-model';
 import { join, resolve } from 'node:path';
 import { Client, Pool } from 'pg';
+import { superviseEmbeddedPostgres } from './embedded-postgres.supervisor';
 import { Runtime } from './runtime.module';
 
-export type LogFn = (level: 'error' | 'warn' | 'info', message: string, extra?: object) => void;
+export type { LogFn } from '@castlog/supervision';
+
+/** Names under which connections report to DependencyHealth (and /health/ready, and metrics). */
+export const COMPONENTS = {
+  readModel: 'postgres',
+  eventLog: 'event-log',
+  embeddedServer: 'embedded-postgres',
+} as const;
 
 export interface OpenedRuntime extends Runtime {
   /** `embedded` when PostgreSQL runs from the data directory and the log is its table. */
@@ -35,7 +52,7 @@ async function openReadModel(
   url: string,
   poolSize: number,
 ): Promise<{ database: Database; readModel: ActiveProjection }> {
-  const database = await openDatabaseAt(url, ownSchema(config), poolSize);
+  const database = await openDatabaseAt(url, ownSchema(config), poolSize, config.DATABASE_CONNECT_TIMEOUT);
   try {
     const readModel = await openActiveProjection(
       database,
@@ -105,7 +122,7 @@ const withDatabase = (url: string, database: string): string => {
 };
 
 async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
-  const client = new Client({ connectionString: serverUrl });
+  const client = quietClient(new Client({ connectionString: serverUrl }));
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -115,32 +132,76 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   }
 }
 
+export interface RuntimeOptions {
+  readonly log?: LogFn;
+  /** Called when the process cannot go on (embedded PostgreSQL cannot be restarted): the caller
+   * stops what it runs, then exits non-zero. */
+  readonly fatal?: (reason: string) => void;
+}
+
 /** Opens what the apps run on: the read-model database (migrated) and the event log — Kafka when
  * KAFKA_BROKERS is set, else the PostgreSQL table log. Without DATABASE_URL, PostgreSQL is the
- * embedded one under CASTLOG_DATA_DIR. */
-export async function openRuntime(config: Config, log: LogFn = () => undefined): Promise<OpenedRuntime> {
+ * embedded one under CASTLOG_DATA_DIR, restarted when it dies. Every connection reports to one
+ * DependencyHealth. */
+export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<OpenedRuntime> {
+  const log = options.log ?? ignoreLog;
   const embedded = !config.DATABASE_URL;
+  const health = new DependencyHealth();
   const { url, started, release } = await databaseUrl(config, {
     start: true,
     log: (line) => log('info', line),
   });
   const cleanups: (() => Promise<void>)[] = [];
   if (release) cleanups.push(async () => release());
+  if (started) {
+    const supervisor = superviseEmbeddedPostgres(started, {
+      dataDir: embeddedPostgresDir(config),
+      component: COMPONENTS.embeddedServer,
+      health,
+      log,
+      giveUp: (reason) => (options.fatal ?? ((text) => log('error', text)))(reason),
+    });
+    cleanups.push(() => supervisor.stop());
+  }
+  return assemble(config, url, config.DATABASE_POOL_SIZE, { log, health, cleanups }, embedded);
+}
+
+/** The database and the event log without any consumer, for the CLI's replay and history: like
+ * `openDatabase`, it uses DATABASE_URL or the embedded server of CASTLOG_DATA_DIR (the running one,
+ * else started for the command and stopped after it), and takes no data-directory lock. */
+export async function openLogAndDatabase(config: Config, log: LogFn = ignoreLog): Promise<OpenedRuntime> {
+  const { url, started } = await databaseUrl(config, { start: false });
+  const cleanups: (() => Promise<void>)[] = [];
   if (started) cleanups.push(() => started.stop());
+  return assemble(config, url, 4, { log, health: new DependencyHealth(), cleanups }, !config.DATABASE_URL);
+}
+
+/** The read model and the event log on `url`, supervised; on failure, runs `cleanups` (newest
+ * first) and rethrows. */
+async function assemble(
+  config: Config,
+  url: string,
+  poolSize: number,
+  { log, health, cleanups }: { log: LogFn; health: DependencyHealth; cleanups: (() => Promise<void>)[] },
+  embedded: boolean,
+): Promise<OpenedRuntime> {
   const close = async () => {
     for (const cleanup of cleanups.reverse())
       await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
   };
   try {
-    const { database, readModel } = await openReadModel(config, url, config.DATABASE_POOL_SIZE);
+    const { database, readModel } = await openReadModel(config, url, poolSize);
     cleanups.push(() => database.close());
-    const { eventLog, close: closeLog } = await openEventLog(config, url, log);
+    const supervision = supervisePool(poolOf(database.dataSource), COMPONENTS.readModel, health, log);
+    cleanups.push(async () => supervision.close());
+    const { eventLog, close: closeLog } = await openEventLog(config, url, log, health);
     cleanups.push(closeLog);
     return {
       config,
       database,
       readModel,
       eventLog,
+      health,
       mode: embedded ? 'embedded' : 'scaled',
       ...(embedded ? { dataDir: resolve(config.CASTLOG_DATA_DIR) } : {}),
       close,
@@ -156,7 +217,8 @@ export async function openRuntime(config: Config, log: LogFn = () => undefined):
 export async function openEventLog(
   config: Config,
   url: string,
-  log: LogFn = () => undefined,
+  log: LogFn = ignoreLog,
+  health: DependencyHealth = new DependencyHealth(),
 ): Promise<{ eventLog: EventLog; close(): Promise<void> }> {
   if (config.KAFKA_BROKERS) {
     const eventLog = await KafkaEventLog.open({
@@ -165,6 +227,9 @@ export async function openEventLog(
       partitions: config.KAFKA_PARTITIONS,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
       clientId: config.KAFKA_CLIENT_ID,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT,
+      component: COMPONENTS.eventLog,
+      health,
       log,
     });
     return { eventLog, close: () => eventLog.close() };
@@ -172,50 +237,18 @@ export async function openEventLog(
   const pool = new Pool({
     connectionString: url,
     max: Math.max(4, Math.ceil(config.DATABASE_POOL_SIZE / 2)),
+    ...connectionSettings(config.DATABASE_CONNECT_TIMEOUT),
   });
-  // An idle client whose server went away must not crash the process (pg emits it on the pool).
-  pool.on('error', (error) => log('warn', `event log connection lost: ${error.message}`));
-  const eventLog = new PostgresEventLog(pool);
+  const supervision = supervisePool(pool, COMPONENTS.eventLog, health, log);
+  const eventLog = new PostgresEventLog(pool, { log });
   return {
     eventLog,
     close: async () => {
       await eventLog.close();
+      supervision.close();
       await pool.end();
     },
   };
-}
-
-/** The database and the event log without any consumer, for the CLI's replay and history: like
- * `openDatabase`, it uses DATABASE_URL or the embedded server of CASTLOG_DATA_DIR (the running one,
- * else started for the command and stopped after it), and takes no data-directory lock. */
-export async function openLogAndDatabase(
-  config: Config,
-  log: LogFn = () => undefined,
-): Promise<OpenedRuntime> {
-  const { url, started } = await databaseUrl(config, { start: false });
-  const cleanups: (() => Promise<void>)[] = [];
-  if (started) cleanups.push(() => started.stop());
-  const close = async () => {
-    for (const cleanup of cleanups.reverse())
-      await cleanup().catch((e) => log('warn', `while closing: ${String(e)}`));
-  };
-  try {
-    const { database, readModel } = await openReadModel(config, url, 4);
-    cleanups.push(() => database.close());
-    const { eventLog, close: closeLog } = await openEventLog(config, url, log);
-    cleanups.push(closeLog);
-    return {
-      config,
-      database,
-      readModel,
-      eventLog,
-      mode: config.DATABASE_URL ? 'scaled' : 'embedded',
-      close,
-    };
-  } catch (error) {
-    await close();
-    throw error;
-  }
 }
 
 /** The database alone, for the CLI: DATABASE_URL, or the embedded server of CASTLOG_DATA_DIR —

@@ -1,6 +1,7 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database } from '@castlog/read-model';
+import { DependencyHealth } from '@castlog/supervision';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { OperationsModule } from './operations';
@@ -12,6 +13,8 @@ export interface Runtime {
   /** The projection version reads are served from. */
   readonly readModel: ActiveProjection;
   readonly eventLog: EventLog;
+  /** What this process's supervised connections report. */
+  readonly health: DependencyHealth;
 }
 
 /** Makes the opened configuration, database and event log injectable everywhere. Opening and
@@ -29,8 +32,9 @@ export class RuntimeModule {
         { provide: DataSource, useValue: runtime.database.dataSource },
         { provide: EVENT_LOG, useValue: runtime.eventLog },
         { provide: ActiveProjection, useValue: runtime.readModel },
+        { provide: DependencyHealth, useValue: runtime.health },
       ],
-      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG, ActiveProjection],
+      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG, ActiveProjection, DependencyHealth],
     };
   }
 }

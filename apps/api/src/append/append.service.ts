@@ -3,6 +3,7 @@ import { LOG_EVENT_VERSION, LogEvent, RequestOutcome } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
+import { DependencyHealth } from '@castlog/supervision';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Unavailable } from '../http/errors';
@@ -21,8 +22,9 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
     readModel: ActiveProjection,
     private readonly metrics: Metrics,
+    health: DependencyHealth,
   ) {
-    this.waiter = new OffsetWaiter(database.url, database.dataSource, readModel);
+    this.waiter = new OffsetWaiter(database.url, database.dataSource, readModel, health);
   }
 
   onModuleInit(): Promise<void> {

@@ -1,7 +1,7 @@
 import { RequestOutcome } from '@castlog/domain';
+import { DependencyHealth, NotificationListener } from '@castlog/supervision';
 import {
   ActiveProjection,
-  NotificationListener,
   OFFSETS_CHANNEL,
   OffsetNotice,
   OutcomesQuery,
@@ -44,18 +44,25 @@ export class OffsetWaiter {
     url: string,
     private readonly dataSource: DataSource,
     private readonly readModel: ActiveProjection,
+    health?: DependencyHealth,
   ) {
     this.outcomes = new OutcomesQuery(dataSource, readModel);
     this.storedFor = readModel.schema;
-    this.listener = new NotificationListener(url, [OFFSETS_CHANNEL, PROJECTIONS_CHANNEL], {
-      notice: (channel, payload) => this.notice(channel, payload),
-      listening: () => this.catchUp(),
-      lost: (error) => {
-        this.logger.warn(`offset listener lost (${error.message}); reconnecting`);
+    this.listener = new NotificationListener(
+      url,
+      [OFFSETS_CHANNEL, PROJECTIONS_CHANNEL],
+      {
+        notice: (channel, payload) => this.notice(channel, payload),
+        listening: () => this.catchUp(),
         // Notices may be missed until we listen again: known offsets are read afresh from then on.
-        this.stored.clear();
+        lost: () => this.stored.clear(),
       },
-    });
+      {
+        component: 'offset-notices',
+        health,
+        log: (level, message) => this.logger[level === 'info' ? 'log' : level](message),
+      },
+    );
   }
 
   start(): Promise<void> {

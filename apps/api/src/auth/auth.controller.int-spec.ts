@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AuthStore } from '@castlog/auth';
 import { CONFIG, loadConfig } from '@castlog/config';
 import { DATABASE } from '@castlog/runtime';
+import { DependencyHealth } from '@castlog/supervision';
 import { openAuthTestDatabase } from '../../../../test/support/databases';
 import { AuthModule } from './auth.module';
 import { Authenticated, addAuthSecuritySchemes } from './credentials.guard';
@@ -33,12 +34,13 @@ async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplicat
     providers: [
       { provide: DataSource, useValue: dataSource },
       { provide: CONFIG, useValue: config },
+      { provide: DependencyHealth, useValue: new DependencyHealth() },
       {
         provide: DATABASE,
         useValue: { url: (dataSource.options as { url: string }).url, dataSource, schema: 'castlog' },
       },
     ],
-    exports: [DataSource, CONFIG, DATABASE],
+    exports: [DataSource, CONFIG, DATABASE, DependencyHealth],
   })
   class TestRuntimeModule {}
 

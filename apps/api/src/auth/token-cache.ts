@@ -1,6 +1,7 @@
 import { AuthStore, hashToken, TOKENS_CHANNEL } from '@castlog/auth';
 import { CONFIG, Config } from '@castlog/config';
-import { Database, NotificationListener } from '@castlog/read-model';
+import { Database } from '@castlog/read-model';
+import { DependencyHealth, NotificationListener } from '@castlog/supervision';
 import { DATABASE } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 
@@ -32,19 +33,29 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
     @Inject(AuthStore) private readonly store: AuthStore,
     @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) database: Database,
+    health: DependencyHealth,
   ) {
-    this.listener = new NotificationListener(database.url, [TOKENS_CHANNEL], {
-      notice: (_channel, hash) => this.forget(hash),
-      listening: async () => {
-        this.forgetAll();
-        this.listening = true;
+    this.listener = new NotificationListener(
+      database.url,
+      [TOKENS_CHANNEL],
+      {
+        notice: (_channel, hash) => this.forget(hash),
+        listening: async () => {
+          this.forgetAll();
+          this.listening = true;
+        },
+        // Revocations may be missed until we listen again: every token is looked up meanwhile.
+        lost: () => {
+          this.listening = false;
+          this.forgetAll();
+        },
       },
-      lost: (error) => {
-        this.listening = false;
-        this.forgetAll();
-        this.logger.warn(`token notices lost (${error.message}); looking every token up until reconnected`);
+      {
+        component: 'token-notices',
+        health,
+        log: (level, message) => this.logger[level === 'info' ? 'log' : level](message),
       },
-    });
+    );
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,3 +1,4 @@
+import { isUnavailableError, messageOf } from '@castlog/supervision';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { FastifyError, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -14,11 +15,17 @@ interface FrameworkError {
 }
 
 /** Maps any error to the contract's body `{code, message}`; never a stack trace. Statuses the
- * contract does not name (400, 415, 422) mean input that fails validation: 405. */
+ * contract does not name (400, 415, 422) mean input that fails validation: 405. A dependency out
+ * of reach (PostgreSQL or Kafka refused or dropped the connection) is 503 with Retry-After. */
 export function toErrorResponse(
   error: unknown,
   retryAfterSeconds: number,
 ): { status: number; body: { code: string; message: string }; headers: Record<string, string> } {
+  if (!(error instanceof HttpException) && isUnavailableError(error))
+    return toErrorResponse(
+      new Unavailable(retryAfterSeconds, 'a dependency is out of reach'),
+      retryAfterSeconds,
+    );
   const headers: Record<string, string> = {};
   let status = 500;
   let body = errorBody(500);
@@ -63,7 +70,9 @@ export class ErrorBodyFilter implements ExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body, headers } = toErrorResponse(error, this.retryAfterSeconds);
-    if (status >= 500)
+    if (status === 503 && !(error instanceof HttpException))
+      this.logger.warn(`answered 503: ${messageOf(error)}`);
+    else if (status >= 500)
       this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     for (const [name, value] of Object.entries(headers)) {
       if (!reply.getHeader(name)) void reply.header(name, value);

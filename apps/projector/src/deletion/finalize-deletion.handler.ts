@@ -2,6 +2,7 @@ import { decide, LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database, quoteIdent, Sql } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
+import { isUnavailableError } from '@castlog/supervision';
 import { Inject, Logger } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +26,8 @@ const FAULT = process.env.CASTLOG_FAULT;
 
 /** Finalizes a deletion in two idempotent steps, each keyed by the deletion id:
  * 1. one transaction runs the cascade (the decider's DeletionCompleted changes) and records the
- *    saga's result; when it fails, it rolls back whole and the result FAILED is recorded instead;
+ *    saga's result; when it fails, it rolls back whole and the result FAILED is recorded instead —
+ *    unless the database was out of reach, which leaves the deletion pending for the sweep;
  * 2. the result is appended to the log (DeletionCompleted / DeletionFailed) and marked logged.
  * A crash between the steps leaves an unlogged result, which the recovery sweep appends.
  * The read model itself changes only when the projector applies that event, at its position in the
@@ -51,6 +53,8 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       try {
         row = await this.runCascade(userId, deletionId);
       } catch (error) {
+        // A lost connection says nothing of the deletion: the recovery sweep runs it again.
+        if (isUnavailableError(error)) throw error;
         this.logger.warn(`deletion ${deletionId} failed and was rolled back: ${String(error)}`);
         row = await this.recordFailure(userId, deletionId, error);
       }

@@ -8,6 +8,7 @@ import {
   storedOffset,
 } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
+import { DependencyHealth, messageOf } from '@castlog/supervision';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
@@ -15,6 +16,8 @@ import { AppliedBatch, applyBatch, batchTransactions } from './apply-batch';
 
 /** How often a version being built checks whether it has caught up with the active one. */
 const SWITCH_CHECK_MS = 250;
+/** The health component of a projection lane whose batches fail. */
+const PROJECTION = 'projection';
 
 interface Lane {
   readonly version: ProjectionVersion;
@@ -44,6 +47,7 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     private readonly readModel: ActiveProjection,
     private readonly eventBus: EventBus,
     private readonly metrics: Metrics,
+    private readonly health: DependencyHealth,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -85,8 +89,8 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
       handle: async (batch) => {
         await transactions.submit([batch]);
       },
-      onError: (error) =>
-        this.logger.error(`projection version ${version.version} stopped: ${String(error)}`),
+      // The log retries with backoff; the lane is reported down until a batch applies again.
+      onError: (error) => this.health.lost(`${PROJECTION} v${version.version}`, error),
     });
     this.logger.log(`projecting version ${version.version} into schema ${version.schema} as group ${group}`);
     return { version, consumer };
@@ -128,10 +132,11 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     } catch (error) {
       this.metrics.projectorErrors.inc();
       this.logger.warn(
-        `version ${version.version}, partitions ${partitions}: batch failed, it will be retried: ${String(error)}`,
+        `version ${version.version}, partitions ${partitions}: batch failed, it will be retried: ${messageOf(error)}`,
       );
       throw error;
     }
+    this.health.restored(`${PROJECTION} v${version.version}`);
     const seconds = timer();
     const applied = results.reduce((sum, result) => sum + result.applied, 0);
     if (applied > 0) {

@@ -9,6 +9,16 @@ import {
   Partitioners,
   Producer,
 } from 'kafkajs';
+import {
+  Backoff,
+  DependencyHealth,
+  ignoreLog,
+  isUnavailableError,
+  LogFn,
+  messageOf,
+  pause,
+  retry,
+} from '@castlog/supervision';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkEvent, decodeValue, encodeValue, EventHeaders } from '../codec/envelope.codec';
@@ -29,8 +39,16 @@ export interface KafkaEventLogOptions {
   readonly partitions: number;
   readonly replicationFactor: number;
   readonly clientId: string;
-  readonly log?: (level: 'error' | 'warn' | 'info', message: string, extra?: object) => void;
+  /** How long the group waits for a silent member before giving its partitions to the others. */
+  readonly sessionTimeoutMs?: number;
+  /** The name under which `health` knows the log. */
+  readonly component?: string;
+  readonly health?: DependencyHealth;
+  readonly log?: LogFn;
 }
+
+/** Between two heartbeats of a consumer that waits (for its stored offsets, or to retry a batch). */
+const HEARTBEAT_MS = 3_000;
 
 /** Largest event a 1 MiB request produces is about 1.1 MiB; the topic, the producer's batches and
  * the consumer's fetches all allow well above that. */
@@ -59,6 +77,20 @@ interface EncodedEnvelope {
   readonly bytes: number;
 }
 
+/** Waits for `work`, heartbeating meanwhile so the group keeps this member. */
+async function heartbeatWhile(
+  work: Promise<unknown> | undefined,
+  heartbeat: () => Promise<void>,
+): Promise<void> {
+  if (!work) return;
+  let done = false;
+  const settled = work.finally(() => (done = true));
+  while (!done) {
+    await Promise.race([settled, delay(HEARTBEAT_MS)]);
+    if (!done) await heartbeat();
+  }
+}
+
 const header = (headers: IHeaders | undefined, name: string): string => {
   const value = headers?.[name];
   const first = Array.isArray(value) ? value[0] : value;
@@ -71,11 +103,15 @@ export class KafkaEventLog implements EventLog {
   private readonly producer: Producer;
   private readonly admin: Admin;
   private readonly partitionOf: (key: string) => number;
-  private readonly consumers = new Set<Consumer>();
+  private readonly stops = new Set<() => Promise<void>>();
   private readonly appends: GroupCommit<EncodedEnvelope, LogPosition>;
+  private readonly component: string;
+  private readonly log: LogFn;
 
   private constructor(private readonly options: KafkaEventLogOptions) {
     this.partitions = options.partitions;
+    this.component = options.component ?? 'event-log';
+    this.log = options.log ?? ignoreLog;
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
@@ -85,7 +121,7 @@ export class KafkaEventLog implements EventLog {
         ({ level, log }) => {
           const { message, ...extra } = log;
           if (level <= logLevel.WARN)
-            options.log?.(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
+            this.log(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
         },
       retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5000 },
     });
@@ -163,21 +199,23 @@ export class KafkaEventLog implements EventLog {
       indexInPartition.set(partition, index + 1);
       return index;
     });
-    const metadata = await this.producer.send({
-      topic: this.options.topic,
-      acks: -1,
-      messages: encoded.map(({ envelope, value }, i) => ({
-        key: envelope.key,
-        partition: partitions[i],
-        value,
-        headers: {
-          type: envelope.type,
-          version: String(envelope.version),
-          eventId: envelope.eventId,
-          requestId: envelope.requestId,
-        },
-      })),
-    });
+    const metadata = await this.reporting(() =>
+      this.producer.send({
+        topic: this.options.topic,
+        acks: -1,
+        messages: encoded.map(({ envelope, value }, i) => ({
+          key: envelope.key,
+          partition: partitions[i],
+          value,
+          headers: {
+            type: envelope.type,
+            version: String(envelope.version),
+            eventId: envelope.eventId,
+            requestId: envelope.requestId,
+          },
+        })),
+      }),
+    );
     const baseOffsets = new Map(metadata.map((m) => [m.partition, Number(m.baseOffset)]));
     return encoded.map((_, i) => {
       const partition = partitions[i] as number;
@@ -206,73 +244,141 @@ export class KafkaEventLog implements EventLog {
     };
   }
 
+  /** Tells `health` whether the cluster answers, by the outcome of `work`. */
+  private async reporting<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      const result = await work();
+      this.options.health?.restored(this.component);
+      return result;
+    } catch (error) {
+      if (isUnavailableError(error)) this.options.health?.lost(this.component, error);
+      throw error;
+    }
+  }
+
+  /** A consumer in the group, kept running: kafkajs restarts it after retriable failures; one it
+   * will not restart (a crash on a non-retriable error) is replaced with capped backoff. A failed
+   * batch is retried in place, heartbeating, until it succeeds (see ConsumeOptions.handle). */
   async consume(options: ConsumeOptions): Promise<RunningConsumer> {
+    const stopped = new AbortController();
+    let current: Consumer | undefined;
+    let replacing: Promise<unknown> | undefined;
+    const start = async () => {
+      current = await this.startConsumer(options, stopped.signal, replace);
+    };
+    const replace = () => {
+      if (stopped.signal.aborted || replacing) return;
+      this.log('warn', `${options.group}: consumer stopped for good; starting a new one`);
+      replacing = (async () => {
+        await current?.disconnect().catch(() => undefined);
+        await retry(start, { signal: stopped.signal, onFailure: (error) => options.onError?.(error) });
+      })().finally(() => (replacing = undefined));
+    };
+    await start();
+    const stop = async () => {
+      stopped.abort();
+      await replacing;
+      await current?.disconnect();
+      this.stops.delete(stop);
+    };
+    this.stops.add(stop);
+    return { stop };
+  }
+
+  private async startConsumer(
+    options: ConsumeOptions,
+    stopped: AbortSignal,
+    dead: () => void,
+  ): Promise<Consumer> {
     const consumer = this.kafka.consumer({
       groupId: options.group,
       maxBytesPerPartition: MAX_MESSAGE_BYTES,
       maxBytes: 2 * MAX_MESSAGE_BYTES,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: HEARTBEAT_MS,
       allowAutoTopicCreation: false,
     });
-    this.consumers.add(consumer);
     const { topic } = this.options;
     // Kafka's committed offsets are only a hint: on every assignment, seek to the caller's, and
-    // hand over nothing of a partition before that seek is in place (batches fetched before it are stale).
+    // hand over nothing of a partition before that seek is in place (batches fetched before it are
+    // stale). The caller's store may be out of reach for a while: ask until it answers.
     const seeks = new Map<number, Promise<void>>();
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const assigned = payload.memberAssignment[topic] ?? [];
       for (const partition of assigned) {
-        const seek = options
-          .startFrom(partition)
-          .then((offset) => consumer.seek({ topic, partition, offset: String(offset) }));
-        seek.catch((error: unknown) => options.onError?.(error));
+        const seek = retry(() => options.startFrom(partition), {
+          signal: stopped,
+          onFailure: (error) => options.onError?.(error),
+        })
+          .then((offset) => {
+            if (offset !== undefined) consumer.seek({ topic, partition, offset: String(offset) });
+          })
+          .catch((error: unknown) => options.onError?.(error));
         seeks.set(partition, seek);
       }
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) => options.onError?.(payload.error));
-    await consumer.connect();
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
-      // The caller's stored offsets are the truth (every assignment seeks to them); the group's
-      // committed offsets only show progress to Kafka's tools. kafkajs's auto-commit would commit
-      // after every batch of every partition, a broker write each; every 5 s is plenty.
-      autoCommit: false,
-      autoCommitInterval: 5_000,
-      eachBatchAutoResolve: false,
-      // Every partition at once: the projector applies what arrives together in one transaction.
-      partitionsConsumedConcurrently: this.partitions,
-      eachBatch: async ({
-        batch,
-        resolveOffset,
-        heartbeat,
-        isRunning,
-        isStale,
-        commitOffsetsIfNecessary,
-      }) => {
-        await seeks.get(batch.partition);
-        const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
-        for (let start = 0; start < batch.messages.length; start += max) {
-          if (!isRunning() || isStale()) return;
-          const slice = batch.messages.slice(start, start + max);
-          const logBatch: LogBatch = {
-            partition: batch.partition,
-            records: slice.map((message) => this.toRecord(batch.partition, message)),
-          };
-          await options.handle(logBatch);
-          const last = slice[slice.length - 1];
-          if (last) resolveOffset(last.offset);
-          await heartbeat();
-          await commitOffsetsIfNecessary();
-        }
-      },
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      options.onError?.(payload.error);
+      if (!payload.restart) dead();
     });
-    return {
-      stop: async () => {
-        await consumer.disconnect();
-        this.consumers.delete(consumer);
-      },
-    };
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({
+        // The caller's stored offsets are the truth (every assignment seeks to them); the group's
+        // committed offsets only show progress to Kafka's tools. kafkajs's auto-commit would commit
+        // after every batch of every partition, a broker write each; every 5 s is plenty.
+        autoCommit: false,
+        autoCommitInterval: 5_000,
+        eachBatchAutoResolve: false,
+        // Every partition at once: the projector applies what arrives together in one transaction.
+        partitionsConsumedConcurrently: this.partitions,
+        eachBatch: async ({
+          batch,
+          resolveOffset,
+          heartbeat,
+          isRunning,
+          isStale,
+          commitOffsetsIfNecessary,
+        }) => {
+          const current = () => isRunning() && !isStale() && !stopped.aborted;
+          await heartbeatWhile(seeks.get(batch.partition), heartbeat);
+          const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
+          for (let start = 0; start < batch.messages.length; start += max) {
+            if (!current()) return;
+            const slice = batch.messages.slice(start, start + max);
+            const logBatch: LogBatch = {
+              partition: batch.partition,
+              records: slice.map((message) => this.toRecord(batch.partition, message)),
+            };
+            for (const backoff = new Backoff(); ;) {
+              try {
+                await options.handle(logBatch);
+                break;
+              } catch (error) {
+                options.onError?.(error);
+                const delayMs = backoff.next();
+                this.log(
+                  'warn',
+                  `${options.group}, partition ${batch.partition}: batch failed (${messageOf(error)}); ` +
+                    `retrying in ${Math.round(delayMs)} ms`,
+                );
+                await heartbeatWhile(pause(delayMs, stopped), heartbeat);
+                if (!current()) return;
+              }
+            }
+            const last = slice[slice.length - 1];
+            if (last) resolveOffset(last.offset);
+            await heartbeat();
+            await commitOffsetsIfNecessary();
+          }
+        },
+      });
+    } catch (error) {
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    return consumer;
   }
 
   /** kafkajs's admin gives up at once on a retriable answer such as NOT_LEADER_FOR_PARTITION, which a
@@ -344,8 +450,7 @@ export class KafkaEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.consumers].map((consumer) => consumer.disconnect()));
-    this.consumers.clear();
+    await Promise.all([...this.stops].map((stop) => stop()));
     await this.producer.disconnect();
     await this.admin.disconnect();
   }

@@ -1,3 +1,4 @@
+import { Backoff, ignoreLog, LogFn, messageOf, pause } from '@castlog/supervision';
 import { Pool, PoolClient } from 'pg';
 import { checkEvent } from '../codec/envelope.codec';
 import {
@@ -27,6 +28,10 @@ interface EventRow {
   appended_at: string;
 }
 
+export interface PostgresEventLogOptions {
+  readonly log?: LogFn;
+}
+
 /** The event log stored in a PostgreSQL table (`castlog_log.events`), for the embedded mode.
  * One partition; the offset is the row's sequence number; append time is raised to stay
  * monotonic, as Kafka's LogAppendTime is. */
@@ -34,8 +39,13 @@ export class PostgresEventLog implements EventLog {
   readonly partitions = 1;
   private readonly appends: GroupCommit<EventEnvelope, LogPosition>;
   private readonly stops = new Set<() => Promise<void>>();
+  private readonly log: LogFn;
 
-  constructor(private readonly pool: Pool) {
+  constructor(
+    private readonly pool: Pool,
+    options: PostgresEventLogOptions = {},
+  ) {
+    this.log = options.log ?? ignoreLog;
     this.appends = new GroupCommit((envelopes) => this.insert(envelopes), {
       maxItems: 5000,
       maxBytes: 8 * 1024 * 1024,
@@ -118,50 +128,81 @@ export class PostgresEventLog implements EventLog {
     });
   }
 
+  /** Reads from the caller's stored position and hands batches over in order, woken by the
+   * appenders' NOTIFY (polling once a second as a fallback). Any failure — of the handler, a read,
+   * or the listening connection — is reported to `onError` and retried with capped backoff from
+   * the caller's stored position (`startFrom` again), for as long as it takes. */
   async consume(options: ConsumeOptions): Promise<RunningConsumer> {
-    const listener = await this.pool.connect();
+    const stopped = new AbortController();
     let wake: (() => void) | undefined;
-    const onNotification = () => wake?.();
-    listener.on('notification', onNotification);
-    await listener.query(`LISTEN ${CHANNEL}`);
-    let running = true;
-    let next = await options.startFrom(0);
-    const limit = options.maxBatchSize ?? 2000;
+    const backoff = new Backoff();
 
-    const loop = (async () => {
-      while (running) {
-        let records: LogRecord[];
-        try {
-          records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
+    const follow = async (): Promise<void> => {
+      const listener = await this.pool.connect();
+      let broken: Error | undefined;
+      const onNotification = () => wake?.();
+      const onError = (error: Error) => {
+        broken = error;
+        wake?.();
+      };
+      listener.on('notification', onNotification);
+      listener.on('error', onError);
+      try {
+        await listener.query(`LISTEN ${CHANNEL}`);
+        let next = await options.startFrom(0);
+        const limit = options.maxBatchSize ?? 2000;
+        while (!stopped.signal.aborted) {
+          if (broken) throw broken;
+          const records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
           if (records.length > 0) {
-            const batch: LogBatch = { partition: 0, records };
-            await options.handle(batch);
+            await options.handle({ partition: 0, records });
             next = (records[records.length - 1] as LogRecord).offset + 1;
+            backoff.reset();
             continue;
           }
-        } catch (error) {
-          options.onError?.(error);
-          running = false;
-          return;
+          backoff.reset();
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, POLL_FALLBACK_MS);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, POLL_FALLBACK_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
+        await listener.query(`UNLISTEN ${CHANNEL}`);
+      } catch (error) {
+        broken ??= error instanceof Error ? error : new Error(String(error));
+        throw error;
+      } finally {
+        listener.off('notification', onNotification);
+        listener.off('error', onError);
+        // A client whose connection broke goes back with the error, and the pool discards it.
+        listener.release(broken);
+      }
+    };
+
+    const loop = (async () => {
+      while (!stopped.signal.aborted) {
+        try {
+          await follow();
+        } catch (error) {
+          if (stopped.signal.aborted) return;
+          const delayMs = backoff.next();
+          options.onError?.(error);
+          this.log(
+            'warn',
+            `${options.group}: consuming failed (${messageOf(error)}); retrying in ${Math.round(delayMs)} ms`,
+          );
+          await pause(delayMs, stopped.signal);
+        }
       }
     })();
 
     const stop = async () => {
-      running = false;
+      stopped.abort();
       wake?.();
       await loop;
-      listener.off('notification', onNotification);
-      await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
-      listener.release();
       this.stops.delete(stop);
     };
     this.stops.add(stop);

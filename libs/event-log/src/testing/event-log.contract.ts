@@ -193,6 +193,53 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         expectExactlyFrom(records, stored, end);
         expectFoundAt(records, ...from(stored, envelopes, positions));
       });
+      it('retries a failing handler and an unreachable position store until they succeed: every record applied once, in order', async () => {
+        const { envelopes, positions } = await fillEveryPartition(log, 4);
+        const end = await log.endOffsets();
+        // The caller's store: the next offset per partition, moved only by a batch that applies.
+        const stored = new Map<number, number>();
+        const applied: LogRecord[] = [];
+        let storeFailures = 0;
+        let handlerFailures = 0;
+        const errors: unknown[] = [];
+        let reached!: () => void;
+        const done = new Promise<void>((resolve) => (reached = resolve));
+        const consumer = await log.consume({
+          group: newGroup(),
+          startFrom: async (partition) => {
+            if (storeFailures < 2) {
+              storeFailures += 1;
+              throw new Error('store out of reach');
+            }
+            return stored.get(partition) ?? 0;
+          },
+          handle: async (batch) => {
+            if (handlerFailures < 3) {
+              handlerFailures += 1;
+              throw new Error('handler failed before applying anything');
+            }
+            let next = stored.get(batch.partition) ?? 0;
+            for (const record of batch.records) {
+              if (record.offset < next) continue;
+              applied.push(record);
+              next = record.offset + 1;
+            }
+            stored.set(batch.partition, next);
+            if ([...end].every(([partition, high]) => (stored.get(partition) ?? 0) >= high)) reached();
+          },
+          onError: (error) => errors.push(error),
+        });
+        try {
+          await withDeadline(done, 'every record applied despite the failures');
+        } finally {
+          await consumer.stop();
+        }
+
+        expect(handlerFailures).toBe(3);
+        expect(errors.length).toBeGreaterThanOrEqual(3);
+        expectExactlyFrom(applied, new Map(), end);
+        expectFoundAt(applied, envelopes, positions);
+      });
     });
 
     describe('readToEnd', () => {
@@ -455,22 +502,35 @@ function consumeUntil(
   });
   const done = (async () => {
     const running = await consumer;
-    const timer = setTimeout(
-      () =>
-        failed(
-          new Error(`timed out after ${DELIVERY_DEADLINE_MS} ms waiting for ${what} (got ${records.length})`),
-        ),
-      DELIVERY_DEADLINE_MS,
-    );
     try {
-      await outcome;
+      await withDeadline(outcome, () => `${what} (got ${records.length})`);
       return records;
     } finally {
-      clearTimeout(timer);
       await running.stop();
     }
   })();
   return { running: consumer.then(() => undefined), done };
+}
+
+/** Resolves with `promise`, or fails naming `what` after DELIVERY_DEADLINE_MS. */
+async function withDeadline<T>(promise: Promise<T>, what: string | (() => string)): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `timed out after ${DELIVERY_DEADLINE_MS} ms waiting for ${typeof what === 'string' ? what : what()}`,
+          ),
+        ),
+      DELIVERY_DEADLINE_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** True when `records` include the last record before `end` in every partition. */

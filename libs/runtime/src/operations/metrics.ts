@@ -1,3 +1,4 @@
+import { DependencyHealth } from '@castlog/supervision';
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -69,7 +70,47 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  readonly disconnections = new Counter({
+    name: 'castlog_dependency_disconnections_total',
+    help: 'Times a connection to a dependency was lost (component: postgres, event-log, offset-notices, token-notices, projection, embedded-postgres)',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+
+  readonly reconnections = new Counter({
+    name: 'castlog_dependency_reconnections_total',
+    help: 'Times a lost dependency was reached again',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outageSeconds = new Histogram({
+    name: 'castlog_dependency_outage_seconds',
+    help: 'How long a dependency was out of reach, from the first failure to the reconnection',
+    labelNames: ['component'] as const,
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  readonly dependencyUp = new Gauge({
+    name: 'castlog_dependency_up',
+    help: '1 while the process reaches the dependency, 0 during an outage (components seen so far)',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(health: DependencyHealth) {
     collectDefaultMetrics({ register: this.registry, prefix: 'castlog_' });
+    health.observe({
+      lost: (component) => {
+        this.disconnections.inc({ component });
+        this.dependencyUp.set({ component }, 0);
+      },
+      restored: (component, outageMs) => {
+        this.reconnections.inc({ component });
+        this.outageSeconds.observe({ component }, outageMs / 1000);
+        this.dependencyUp.set({ component }, 1);
+      },
+    });
   }
 }

@@ -1,5 +1,6 @@
 import { CONFIG, Config } from '@castlog/config';
 import { Database } from '@castlog/read-model';
+import { DependencyHealth } from '@castlog/supervision';
 import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DATABASE } from '../tokens';
@@ -18,6 +19,7 @@ export class OperationsController {
     @Inject(DATABASE) private readonly database: Database,
     private readonly status: ProjectionStatus,
     private readonly metrics: Metrics,
+    private readonly health: DependencyHealth,
   ) {}
 
   @Get('health/live')
@@ -25,10 +27,22 @@ export class OperationsController {
     return { status: 'ok' };
   }
 
-  /** Ready when PostgreSQL and the event log answer and the projection is less than
-   * READY_MAX_PROJECTION_LAG events behind in every partition. */
+  /** Ready when no supervised connection is out of reach, PostgreSQL and the event log answer, and
+   * the projection is less than READY_MAX_PROJECTION_LAG events behind in every partition. */
   @Get('health/ready')
   async ready() {
+    const outages = this.health.current();
+    if (outages.length > 0) {
+      const now = Date.now();
+      throw unavailable(
+        outages
+          .map(
+            ({ component, since, reason }) =>
+              `${component} down for ${Math.round((now - since) / 1000)} s (${reason})`,
+          )
+          .join('; '),
+      );
+    }
     try {
       await this.database.dataSource.query('SELECT 1');
     } catch (error) {

@@ -1,0 +1,113 @@
+import { findRunningPostgres, freePort, isAlive } from '@castlog/infra';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { ApiClient } from '../support/api-client';
+import { feed, guid } from '../support/contract';
+import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
+import { poll } from '../support/until';
+
+const READY = /castlog ready in \d+ ms at (http:\/\/\S+);/;
+
+/** `npm start` (the built embedded app) when its own PostgreSQL loses every connection, and when
+ * its postmaster is killed: the process stays up, answers 503 meanwhile, restarts PostgreSQL on the
+ * same port, serves writes again within seconds, keeps every acknowledged write, and still stops
+ * cleanly without leaving PostgreSQL behind. */
+describe('embedded mode under PostgreSQL faults', () => {
+  let dataDir: string;
+  let castlog: RunningChild;
+  let api: ApiClient;
+  const acknowledged: { guid: string; feedUrl: string }[] = [];
+
+  const postgresDir = () => join(dataDir, 'postgres');
+  const write = async (): Promise<number> => {
+    const [g, feedUrl] = [guid(), feed('embedded-fault')];
+    const response = await api
+      .post('/v1/subscriptions', { subscriptions: [{ feed_url: feedUrl, guid: g }] })
+      .catch(() => undefined);
+    if (response?.status === 200) acknowledged.push({ guid: g, feedUrl });
+    return response?.status ?? 0;
+  };
+  /** Writes until one is acknowledged; answers the seconds that took. */
+  const recovery = async (what: string): Promise<number> => {
+    const started = Date.now();
+    const statuses = new Set<number>();
+    await poll(what, async () => {
+      const status = await write();
+      statuses.add(status);
+      return status === 200;
+    });
+    expect([...statuses].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+    return (Date.now() - started) / 1000;
+  };
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'castlog-embedded-faults-'));
+    await chmod(dataDir, 0o755);
+    const env = childEnv({
+      CASTLOG_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      READ_YOUR_WRITES_TIMEOUT: '3s',
+    });
+    castlog = startChild('embedded', env);
+    const [, url] = await castlog.waitForOutput(READY, 90_000);
+    expect((await runCli(['users', 'add', 'faulty'], env, 'a long enough password\n')).code).toBe(0);
+    const issued = await runCli(['tokens', 'issue', 'faulty'], env);
+    expect(issued.code).toBe(0);
+    api = new ApiClient(url!, `Bearer ${issued.stdout.trim()}`);
+    expect(await write()).toBe(200);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (castlog?.child.exitCode === null) castlog.child.kill('SIGKILL');
+    await findRunningPostgres(postgresDir())?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps running when every backend is terminated, and the next write succeeds within seconds', async () => {
+    const server = findRunningPostgres(postgresDir())!;
+    const admin = new Client({ connectionString: server.url });
+    await admin.connect();
+    try {
+      const { rowCount } = await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = 'castlog' AND pid <> pg_backend_pid()`,
+      );
+      expect(rowCount).toBeGreaterThanOrEqual(3);
+    } finally {
+      await admin.end();
+    }
+    const seconds = await recovery('a write to be acknowledged after every backend was terminated');
+    console.log(`[embedded faults] backends terminated: a write was acknowledged again after ${seconds} s`);
+    expect(castlog.child.exitCode).toBeNull();
+  }, 90_000);
+
+  it('restarts its PostgreSQL when the postmaster is killed, and loses no acknowledged write', async () => {
+    const killed = findRunningPostgres(postgresDir())!;
+    process.kill(killed.pid, 'SIGKILL');
+    const seconds = await recovery('a write to be acknowledged after PostgreSQL was killed');
+    console.log(`[embedded faults] postmaster SIGKILLed: a write was acknowledged again after ${seconds} s`);
+    expect(castlog.child.exitCode).toBeNull();
+    expect(castlog.output()).toMatch(/embedded PostgreSQL restarted/);
+    const restarted = findRunningPostgres(postgresDir())!;
+    expect(restarted.pid).not.toBe(killed.pid);
+    expect(restarted.port).toBe(killed.port);
+
+    const listed = await api.get('/v1/subscriptions');
+    expect(listed.status).toBe(200);
+    const present = new Map(
+      (listed.body.subscriptions as { guid: string; feed_url: string }[]).map((s) => [s.guid, s.feed_url]),
+    );
+    expect(acknowledged.filter((w) => present.get(w.guid) !== w.feedUrl)).toEqual([]);
+  }, 90_000);
+
+  it('still stops cleanly on SIGTERM, leaving no PostgreSQL running', async () => {
+    const server = findRunningPostgres(postgresDir())!;
+    castlog.child.kill('SIGTERM');
+    expect(await castlog.exited(30_000)).toEqual({ code: 0, signal: null });
+    expect(isAlive(server.pid, 'postgres')).toBe(false);
+    expect(findRunningPostgres(postgresDir())).toBeUndefined();
+  }, 60_000);
+});

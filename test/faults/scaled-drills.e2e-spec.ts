@@ -1,0 +1,323 @@
+import { AuthStore } from '@castlog/auth';
+import { KafkaEventLog } from '@castlog/event-log';
+import {
+  freePort,
+  RunningKafka,
+  RunningPostgres,
+  startEmbeddedPostgres,
+  startLocalKafka,
+} from '@castlog/infra';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { uniqueName } from '../support/databases';
+import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
+import { poll } from '../support/until';
+import { Load, LoadUser, Write } from './load';
+
+const USERS = 6;
+const PARTITIONS = 6;
+const DATABASE = 'castlog_drills';
+const SCHEMA = 'castlog';
+/** The group gives a silent projector's partitions to the others after this. */
+const SESSION_TIMEOUT = '10s';
+
+interface Process {
+  readonly name: string;
+  readonly run: RunningChild;
+  readonly url: string;
+  killed: boolean;
+}
+
+/** The fault drills of docs/operations.md, on one scaled stack — two API processes and three
+ * projector replicas (the built apps) around this file's own PostgreSQL and Kafka broker — under
+ * concurrent writes from several users, one drill after another. Each drill measures the time from
+ * the fault (or from the dependency's return) until every writer has had a write acknowledged
+ * again, and checks that every process not killed is alive and ready. The last case checks what
+ * all the drills together must leave: every acknowledged write in the log once and in the read
+ * model as answered, every other write at most once, no answer other than 200, 503 (or a cut
+ * connection to the API that was killed), and `castlog replay --verify` equal. */
+describe('fault drills: a scaled castlog under concurrent writes', () => {
+  let dir: string;
+  let postgres: RunningPostgres;
+  let postgresPort: number;
+  let kafka: RunningKafka;
+  let kafkaPort: number;
+  let databaseUrl: string;
+  let env: NodeJS.ProcessEnv;
+  const apis: Process[] = [];
+  const projectors: Process[] = [];
+  let load: Load;
+  const recoverySeconds: Record<string, number> = {};
+
+  const alive = (processes: Process[]) => processes.filter((p) => !p.killed);
+  const everyProcess = () => [...apis, ...projectors];
+
+  async function start(app: 'api' | 'projector', index: number): Promise<Process> {
+    const run = startChild(app, env);
+    const [, url] = await run.waitForOutput(/(?:listening on|metrics on) (http:\/\/[^\s"(]+)/, 90_000);
+    return { name: `${app} ${index}`, run, url: url!, killed: false };
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'castlog-drills-'));
+    await chmod(dir, 0o755);
+    kafkaPort = await freePort();
+    [postgres, kafka] = await Promise.all([
+      startEmbeddedPostgres({ dataDir: join(dir, 'postgres') }),
+      startLocalKafka({ dir: join(dir, 'kafka'), port: kafkaPort }),
+    ]);
+    postgresPort = postgres.port;
+    await onServer(postgres.url, (admin) => admin.query(`CREATE DATABASE ${DATABASE}`));
+    databaseUrl = withDatabase(postgres.url, DATABASE);
+    env = childEnv({
+      DATABASE_URL: databaseUrl,
+      KAFKA_BROKERS: kafka.brokers,
+      KAFKA_TOPIC: uniqueName('drills'),
+      KAFKA_PARTITIONS: String(PARTITIONS),
+      KAFKA_SESSION_TIMEOUT: SESSION_TIMEOUT,
+      PROJECTOR_GROUP: uniqueName('drills'),
+      READ_MODEL_SCHEMA: SCHEMA,
+      RATE_LIMIT_PER_MINUTE: '0',
+      READ_YOUR_WRITES_TIMEOUT: '5s',
+      DATABASE_CONNECT_TIMEOUT: '2s',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    // One at a time: the first creates the topic and runs the migrations.
+    for (let i = 1; i <= 3; i += 1) projectors.push(await start('projector', i));
+    for (let i = 1; i <= 2; i += 1) apis.push(await start('api', i));
+
+    const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl }).initialize();
+    try {
+      const store = new AuthStore(dataSource);
+      const users: LoadUser[] = [];
+      for (let i = 0; i < USERS; i += 1) {
+        const name = uniqueName('driller');
+        const user = await store.addUser(name, `password-${i}-of-the-drills`);
+        users.push({ id: user.id, name, token: (await store.issueToken(name, 'cli', 3_600_000)).token });
+      }
+      load = new Load(users, () => alive(apis).map((api) => api.url));
+    } finally {
+      await dataSource.destroy();
+    }
+    load.start();
+  }, 240_000);
+
+  afterAll(async () => {
+    await load?.stop();
+    for (const { run } of everyProcess())
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+    await Promise.all([kafka?.stop(), postgres?.stop()]);
+    await rm(dir, { recursive: true, force: true });
+    console.log(`[drills] time to recover, s: ${JSON.stringify(recoverySeconds)}`);
+  }, 120_000);
+
+  /** Waits for steady writes, runs the fault, then waits until every writer has had a write
+   * acknowledged since the instant `fault` answers, and until every live process is ready. */
+  async function drill(name: string, fault: () => Promise<number>): Promise<void> {
+    const before = load.writes.length;
+    await poll(
+      `writes to be acknowledged before: ${name}`,
+      () => load.acknowledged(before).length >= 3 * USERS,
+    );
+    const from = await fault();
+    const recovered = await poll(
+      `every writer to be acknowledged again after: ${name}`,
+      () => load.recoveredAt(from),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    recoverySeconds[name] = Math.round(recovered - from) / 1000;
+    console.log(
+      `[drills] ${name}: every writer acknowledged again ${recoverySeconds[name]} s after the fault`,
+    );
+    for (const process of everyProcess()) {
+      if (process.killed) continue;
+      expect({ process: process.name, exitCode: process.run.child.exitCode }).toEqual({
+        process: process.name,
+        exitCode: null,
+      });
+      await poll(
+        `${process.name} to be ready after: ${name}`,
+        async () =>
+          (await fetch(new URL('/health/ready', process.url)).catch(() => undefined))?.status === 200,
+        { timeoutMs: 60_000 },
+      );
+    }
+  }
+
+  it('(a) every database backend terminated mid-load', async () => {
+    await drill('backends terminated', async () => {
+      const terminated = await onServer(postgres.url, (admin) =>
+        admin.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [DATABASE],
+        ),
+      );
+      expect(terminated.rowCount).toBeGreaterThanOrEqual(5);
+      return Date.now();
+    });
+    const metrics = await (await fetch(new URL('/metrics', apis[1]!.url))).text();
+    expect(metrics).toMatch(/castlog_dependency_disconnections_total\{component="postgres"\} [1-9]/);
+    expect(metrics).toMatch(/castlog_dependency_reconnections_total\{component="postgres"\} [1-9]/);
+  }, 180_000);
+
+  it('(b) PostgreSQL stopped for a few seconds and started again', async () => {
+    await drill('PostgreSQL stopped for 5 s', async () => {
+      const stoppedAt = load.writes.length;
+      await postgres.stop();
+      await poll('a write to be refused with 503 while PostgreSQL is down', () =>
+        load.writes.slice(stoppedAt).some((w) => w.status === 503),
+      );
+      const ready = await fetch(new URL('/health/ready', apis[1]!.url));
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('retry-after')).toBe('1');
+      expect(((await ready.json()) as { message: string }).message).toMatch(
+        /^Service unavailable, retry later: .*(postgres|read model)/,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: postgresPort });
+      return Date.now();
+    });
+  }, 180_000);
+
+  it('(c) the broker SIGKILLed and restarted', async () => {
+    await drill('broker SIGKILLed', async () => {
+      const killedAt = load.writes.length;
+      process.kill(kafka.pid, 'SIGKILL');
+      await poll('a write to be refused with 503 while the broker is down', () =>
+        load.writes.slice(killedAt).some((w) => w.status === 503),
+      );
+      kafka = await startLocalKafka({ dir: join(dir, 'kafka'), port: kafkaPort });
+      return Date.now();
+    });
+  }, 300_000);
+
+  it('(d) one of three projector replicas SIGKILLed: the others take its partitions', async () => {
+    await drill('one projector SIGKILLed', async () => {
+      const victim = projectors[0]!;
+      victim.run.child.kill('SIGKILL');
+      victim.killed = true;
+      expect(await victim.run.exited(10_000)).toEqual({ code: null, signal: 'SIGKILL' });
+      return Date.now();
+    });
+  }, 180_000);
+
+  it('(e) one of two API processes SIGKILLed', async () => {
+    await drill('one API process SIGKILLed', async () => {
+      const victim = apis[0]!;
+      victim.run.child.kill('SIGKILL');
+      victim.killed = true;
+      expect(await victim.run.exited(10_000)).toEqual({ code: null, signal: 'SIGKILL' });
+      return Date.now();
+    });
+  }, 180_000);
+
+  it('leaves every acknowledged write exactly once as answered, others at most once, and a replay equal', async () => {
+    await load.stop();
+    const writes = load.writes;
+    const killedApis = new Set(apis.filter((api) => api.killed).map((api) => api.url));
+    const unexpected = writes.filter(
+      (w) => !(w.status === 200 || w.status === 503 || (w.status === 'cut' && killedApis.has(w.target))),
+    );
+    expect(unexpected.map(({ kind, status, target }) => ({ kind, status, target }))).toEqual([]);
+    const acknowledged = writes.filter((w) => w.status === 200);
+    expect(acknowledged.length).toBeGreaterThan(100);
+    expect(writes.some((w) => w.status === 503)).toBe(true);
+
+    const log = await KafkaEventLog.open({
+      brokers: [kafka.brokers],
+      topic: env.KAFKA_TOPIC!,
+      partitions: PARTITIONS,
+      replicationFactor: 1,
+      clientId: 'castlog-drills-check',
+    });
+    const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl }).initialize();
+    try {
+      await poll(
+        'the projection to reach the end of the log',
+        async () => {
+          const end = await log.endOffsets();
+          const rows: { partition: number; next_offset: string }[] = await dataSource.query(
+            `SELECT partition, next_offset FROM ${SCHEMA}.projection_offsets`,
+          );
+          const stored = new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
+          return [...end].every(([partition, next]) => (stored.get(partition) ?? 0) === next);
+        },
+        { timeoutMs: 60_000 },
+      );
+
+      const inLog = new Map<string, number>();
+      await log.readToEnd(async (batch) => {
+        for (const { requestId } of batch.records) inLog.set(requestId, (inLog.get(requestId) ?? 0) + 1);
+      });
+      const rows: { user_id: string; id: string; feed_url: string; is_subscribed: boolean }[] =
+        await dataSource.query(
+          `SELECT user_id, id, feed_url, is_subscribed FROM ${SCHEMA}.subscriptions WHERE user_id = ANY($1)`,
+          [[...new Set(writes.map((w) => w.user.id))]],
+        );
+      const subscription = new Map(rows.map((row) => [`${row.user_id} ${row.id}`, row]));
+      const touchedAfter = new Set(
+        writes.filter((w) => w.kind === 'unsubscribe').map((w) => `${w.user.id} ${w.guid}`),
+      );
+
+      const verdict = (w: Write) => {
+        const row = subscription.get(`${w.user.id} ${w.guid}`);
+        const logged = inLog.get(w.requestId) ?? 0;
+        if (w.status === 200) {
+          const asAnswered =
+            w.kind === 'add'
+              ? row?.feed_url === w.feedUrl &&
+                (touchedAfter.has(`${w.user.id} ${w.guid}`) || row.is_subscribed)
+              : row?.is_subscribed === false;
+          return { inLog: logged === 1, asAnswered };
+        }
+        const atMostOnce =
+          logged <= 1 && (w.kind === 'unsubscribe' || (row !== undefined) === (logged === 1));
+        return { inLog: true, asAnswered: atMostOnce };
+      };
+      const wrong = writes
+        .map((w) => ({ requestId: w.requestId, kind: w.kind, status: w.status, ...verdict(w) }))
+        .filter((v) => !v.inLog || !v.asAnswered);
+      expect(wrong).toEqual([]);
+      // Each feed URL was written once: no subscription doubled.
+      const feeds = rows.map((row) => `${row.user_id} ${row.feed_url}`);
+      expect(feeds.length).toBe(new Set(feeds).size);
+    } finally {
+      await dataSource.destroy();
+      await log.close();
+    }
+
+    const replay = await runCli(['replay', '--verify', '--schema', 'castlog_drills_replay'], env);
+    expect({ code: replay.code, stderr: replay.code === 0 ? '' : replay.stderr }).toEqual({
+      code: 0,
+      stderr: '',
+    });
+    console.log(
+      `[drills] ${writes.length} writes: ${acknowledged.length} acknowledged, ` +
+        `${writes.filter((w) => w.status === 503).length} answered 503, ` +
+        `${writes.filter((w) => w.status === 'cut').length} cut off; replay --verify: ${replay.stdout.trim()}`,
+    );
+  }, 240_000);
+});
+
+const withDatabase = (url: string, database: string): string => {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+};
+
+async function onServer<T>(serverUrl: string, work: (admin: Client) => Promise<T>): Promise<T> {
+  const admin = new Client({ connectionString: serverUrl });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}
