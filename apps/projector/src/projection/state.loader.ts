@@ -187,13 +187,11 @@ export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, cloc
     const byFeedUrl = new Map<string, string>();
     for (const row of mine) {
       const guids = guidsOf.get(key(userId, row.id)) ?? [];
-      const feedUrls = urlsOf.get(key(userId, row.id)) ?? [];
       subs.set(row.id, {
         userId,
         id: row.id,
         guids,
         feedUrl: row.feed_url,
-        feedUrls,
         isSubscribed: row.is_subscribed,
         subscriptionChanged: Number(row.subscription_changed),
         guidChanged: num(row.guid_changed),
@@ -202,7 +200,7 @@ export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, cloc
         deletionId: num(row.deletion_id),
       });
       for (const entry of guids) byGuid.set(entry.guid, row.id);
-      for (const url of feedUrls) byFeedUrl.set(url, row.id);
+      for (const url of urlsOf.get(key(userId, row.id)) ?? []) byFeedUrl.set(url, row.id);
     }
     const deletions = new Map<number, Deletion>();
     for (const row of deletionsOf.get(userId) ?? []) {

@@ -192,9 +192,6 @@ const claimFeedUrl = (state: UserSubscriptions, subscription: Subscription, norm
         },
       ];
 
-const withFeedUrl = (feedUrls: readonly string[], normalized: string): readonly string[] =>
-  feedUrls.includes(normalized) ? feedUrls : [...feedUrls, normalized];
-
 const keyOf = (change: Change): string => {
   switch (change.kind) {
     case 'SubscriptionSaved':
@@ -270,7 +267,6 @@ const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant): Item
       id,
       guids: [{ guid: id, since: now }],
       feedUrl: feedUrl.feedUrl,
-      feedUrls: [normalized],
       isSubscribed: true,
       subscriptionChanged: now,
       guidChanged: null,
@@ -295,7 +291,6 @@ const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant): Item
     guids: appendGuid !== undefined ? [...match.guids, { guid: appendGuid, since: now }] : match.guids,
     guidChanged: appendGuid !== undefined ? now : match.guidChanged,
     feedUrl: takesFeedUrl ? feedUrl.feedUrl : match.feedUrl,
-    feedUrls: withFeedUrl(match.feedUrls, normalized),
     // A match is (re)subscribed and reinstated: deleted cleared, and its deletion detached so a
     // later DELETE gets a new deletion id.
     isSubscribed: true,
@@ -402,7 +397,6 @@ const decideUpdate = (
     const updated: Subscription = {
       ...target,
       feedUrl: event.newFeedUrl ?? target.feedUrl,
-      feedUrls: normalized !== undefined ? withFeedUrl(target.feedUrls, normalized) : target.feedUrls,
       isSubscribed: event.isSubscribed ?? target.isSubscribed,
       subscriptionChanged: now,
     };

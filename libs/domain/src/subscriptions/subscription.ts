@@ -13,9 +13,8 @@ export interface Subscription {
   readonly id: Guid;
   /** The guid chain, oldest first; `guids[0].guid === id`. */
   readonly guids: readonly GuidEntry[];
+  /** As last sent; the normalised feed_urls that reach it are `UserSubscriptions.byFeedUrl`. */
   readonly feedUrl: string;
-  /** Every feed_url it has had, normalised (see normalizeFeedUrl). */
-  readonly feedUrls: readonly string[];
   readonly isSubscribed: boolean;
   readonly subscriptionChanged: Instant;
   readonly guidChanged: Instant | null;
