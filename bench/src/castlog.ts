@@ -1,6 +1,6 @@
-import { createHttpApp } from '@castlog/api';
 import { AuthStore } from '@castlog/auth';
 import { Config, loadConfig } from '@castlog/config';
+import { createHttpApp } from '@castlog/http';
 import { Metrics, OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Kafka, logLevel } from 'kafkajs';
@@ -115,7 +115,7 @@ export async function startCastlog(config: Config): Promise<RunningCastlog> {
   const runtime = await openRuntime(config);
   let app: NestFastifyApplication | undefined;
   try {
-    app = await createHttpApp(EmbeddedAppModule.forRuntime(runtime), config, undefined, { openApi: false });
+    app = await createHttpApp(EmbeddedAppModule.forRuntime(runtime), config);
     await app.listen({ port: 0, host: '127.0.0.1' });
   } catch (error) {
     await app?.close();

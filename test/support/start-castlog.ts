@@ -1,6 +1,7 @@
 import { AuthStore } from '@castlog/auth';
 import { Config, loadConfig } from '@castlog/config';
-import { createHttpApp } from '@castlog/api';
+import { API_DOCUMENT } from '@castlog/api';
+import { createHttpApp } from '@castlog/http';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes } from 'node:crypto';
@@ -59,7 +60,7 @@ export async function startCastlog(
   try {
     const module =
       options.projector === false ? ApiAppModule.forRuntime(runtime) : EmbeddedAppModule.forRuntime(runtime);
-    app = await createHttpApp(module, config);
+    app = await createHttpApp(module, config, undefined, { openApi: API_DOCUMENT });
     await app.listen({ port: 0, host: '127.0.0.1' });
   } catch (error) {
     await app?.close();

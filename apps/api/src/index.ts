@@ -1,3 +1,3 @@
 export * from './api.module';
-export * from './http/create-http-app';
-export * from './serve';
+export * from './api-app.module';
+export * from './http/api-document';

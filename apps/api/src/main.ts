@@ -1,11 +1,12 @@
 import 'reflect-metadata';
+import { serve } from '@castlog/http';
 import { ApiAppModule } from './api-app.module';
-import { serve } from './serve';
+import { API_DOCUMENT } from './http/api-document';
 
 serve({
   name: 'castlog-api',
   scaled: true,
-  openApi: true,
+  openApi: API_DOCUMENT,
   module: (runtime) => ApiAppModule.forRuntime(runtime),
   announce: (url, _runtime, logger) => logger.info(`API listening on ${url} (docs: ${url}/docs)`),
 });

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { serve } from '@castlog/api';
+import { API_DOCUMENT } from '@castlog/api';
+import { serve } from '@castlog/http';
 import { performance } from 'node:perf_hooks';
 import { EmbeddedAppModule } from './embedded-app.module';
 
@@ -7,7 +8,7 @@ import { EmbeddedAppModule } from './embedded-app.module';
 serve({
   name: 'castlog',
   scaled: false,
-  openApi: true,
+  openApi: API_DOCUMENT,
   module: (runtime) => EmbeddedAppModule.forRuntime(runtime),
   announce: (url, runtime, logger) => {
     const where =

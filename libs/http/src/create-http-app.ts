@@ -8,7 +8,6 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyError, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
-import { addAuthSecuritySchemes } from '../auth/credentials.guard';
 import { ValidationFailed } from './errors';
 import {
   answerClientError,
@@ -19,13 +18,22 @@ import {
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** Describes the served OpenAPI document: title, description, version, security schemes. */
+export type OpenApiDocument = (builder: DocumentBuilder) => DocumentBuilder;
+
+export interface HttpAppOptions {
+  /** Serves the OpenAPI document (`/docs`, `/openapi.json`) this describes; none without it. */
+  readonly openApi?: OpenApiDocument;
+}
+
 /** Builds the Fastify-based Nest application around `module`: body limit, request ids, the error
- * body for every error (including Fastify's own), and the OpenAPI document. */
+ * body for every error (including Fastify's own), metrics of every request, and the OpenAPI
+ * document when `options.openApi` describes one. */
 export async function createHttpApp(
   module: Type | DynamicModule,
   config: Config,
   logger?: Logger,
-  options: { openApi: boolean } = { openApi: true },
+  options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
@@ -62,19 +70,12 @@ export async function createHttpApp(
       .labels(request.method, request.routeOptions.url ?? 'unknown', String(reply.statusCode))
       .observe(reply.elapsedTime / 1000);
   });
-  if (options.openApi) setUpOpenApi(app);
+  if (options.openApi) setUpOpenApi(app, options.openApi);
   return app;
 }
 
-export function setUpOpenApi(app: INestApplication): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    addAuthSecuritySchemes(
-      new DocumentBuilder()
-        .setTitle('castlog')
-        .setDescription('Open Podcast API subscriptions, event-sourced. Errors answer {"code","message"}.')
-        .setVersion('1'),
-    ).build(),
-  );
+/** Serves the document of `app`'s routes at `/docs` (Swagger UI) and `/openapi.json`. */
+export function setUpOpenApi(app: INestApplication, describe: OpenApiDocument): void {
+  const document = SwaggerModule.createDocument(app, describe(new DocumentBuilder()).build());
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }

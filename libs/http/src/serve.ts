@@ -11,14 +11,15 @@ import {
 } from '@castlog/runtime';
 import { DynamicModule } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { createHttpApp } from './http/create-http-app';
+import { createHttpApp, OpenApiDocument } from './create-http-app';
 
 export interface ServeOptions {
   /** The process's name in logs and messages. */
   readonly name: string;
   /** Scaled apps refuse to start without KAFKA_BROKERS and DATABASE_URL. */
   readonly scaled: boolean;
-  readonly openApi: boolean;
+  /** The OpenAPI document to serve, if any. */
+  readonly openApi?: OpenApiDocument;
   readonly module: (runtime: Runtime) => DynamicModule;
   readonly announce: (url: string, runtime: OpenedRuntime, logger: Logger) => void;
 }

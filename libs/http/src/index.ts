@@ -1,0 +1,4 @@
+export * from './create-http-app';
+export * from './error-body.filter';
+export * from './errors';
+export * from './serve';
