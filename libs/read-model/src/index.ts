@@ -1,4 +1,5 @@
-export * from './data-source';
+export * from './database';
+export * from './migrations/1732400000003-projection-versions';
 export * from './migrations/read-model.migration';
 export * from './notifications';
 export * from './projection-offsets';

@@ -1,4 +1,5 @@
 export * from './tokens';
+export * from './database';
 export * from './runtime.module';
 export * from './open-runtime';
 export * from './process-lifecycle';

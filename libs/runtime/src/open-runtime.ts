@@ -14,12 +14,12 @@ import {
   ActiveProjection,
   Database,
   openActiveProjection,
-  openDatabaseAt,
   poolOf,
   projectionSchema,
 } from '@castlog/read-model';
 import { join, resolve } from 'node:path';
 import { Client, Pool } from 'pg';
+import { openDatabaseAt } from './database';
 import { superviseEmbeddedPostgres } from './embedded-postgres.supervisor';
 import { Runtime } from './runtime.module';
 

@@ -1,4 +1,5 @@
-import { openDatabaseAt, projectionSchema } from '@castlog/read-model';
+import { projectionSchema } from '@castlog/read-model';
+import { openDatabaseAt } from '@castlog/runtime';
 import { feed } from '../../../../test/support/contract';
 import { CastlogUnderTest, startCastlog } from '../../../../test/support/start-castlog';
 import { ProjectionEntry, projections, ProjectionsDeps } from './projections.command';

@@ -1,6 +1,7 @@
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { LogBatch, LogRecord } from '@castlog/event-log';
-import { Database, openDatabaseAt, storedOffsets } from '@castlog/read-model';
+import { Database, storedOffsets } from '@castlog/read-model';
+import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../../../../test/support/databases';
 import { applyBatch } from './apply-batch';

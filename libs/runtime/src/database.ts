@@ -1,19 +1,23 @@
-import { EventLogTable1732400000001 } from '@castlog/event-log';
-import { connectionSettings, quietClient } from '@castlog/supervision';
-import { Client } from 'pg';
-import { DataSource, MigrationInterface } from 'typeorm';
 import {
   AuthTables1732400000000,
   RateLimitBuckets1732400000005,
   TokenChangeNotices1732400000004,
 } from '@castlog/auth';
-import { ProjectionVersionsTable1732400000003 } from './migrations/1732400000003-projection-versions';
-import { readModelMigrations } from './migrations/read-model.migration';
-import { ActiveProjection, ProjectionVersions } from './projection-versions';
+import { EventLogTable1732400000001 } from '@castlog/event-log';
+import { Database, ProjectionVersionsTable1732400000003, readModelMigrations } from '@castlog/read-model';
+import { connectionSettings, quietClient } from '@castlog/supervision';
+import { Client } from 'pg';
+import { DataSource, MigrationInterface } from 'typeorm';
 
 /** Serialises migration runs of processes that start together (API, projector, CLI). */
 const MIGRATION_LOCK = 0x6361_6d67;
 
+/** Where TypeORM records the migrations it ran (by class name). */
+export const MIGRATIONS_TABLE = 'castlog_migrations';
+
+/** Every schema a castlog database holds, assembled from the libraries that own them: the auth
+ * tables, the table log, the projection versions, and the read model in `schema`. The order and
+ * the class names are recorded in existing databases' castlog_migrations: never change them. */
 export function migrationsFor(schema: string): (new () => MigrationInterface)[] {
   return [
     AuthTables1732400000000,
@@ -38,7 +42,7 @@ export function createDataSource(
     type: 'postgres',
     url,
     migrations: migrationsFor(schema),
-    migrationsTableName: 'castlog_migrations',
+    migrationsTableName: MIGRATIONS_TABLE,
     synchronize: false,
     logging: false,
     extra: { max: poolSize, ...connectionSettings(connectTimeoutMs) },
@@ -58,16 +62,8 @@ export async function migrate(dataSource: DataSource, url: string): Promise<void
   }
 }
 
-export interface Database {
-  readonly url: string;
-  /** The schema of this process's own projection version (PROJECTION_VERSION); reads go to the
-   * active version, which an ActiveProjection follows. */
-  readonly schema: string;
-  readonly dataSource: DataSource;
-  close(): Promise<void>;
-}
-
-/** Opens the read-model database at `url`, migrated. */
+/** Opens the database at `url`, migrated (auth, table log, projection versions, and the read model
+ * in `schema`). */
 export async function openDatabaseAt(
   url: string,
   schema: string,
@@ -83,16 +79,4 @@ export async function openDatabaseAt(
     throw error;
   }
   return { url, schema, dataSource, close: () => dataSource.destroy() };
-}
-
-/** The version reads are served from: the registered active one, or — in a read model that has
- * none yet — `version`, registered as active (its schema must exist). */
-export async function openActiveProjection(
-  database: Database,
-  base: string,
-  version: number,
-): Promise<ActiveProjection> {
-  const versions = new ProjectionVersions(database.dataSource, base);
-  const active = (await versions.active()) ?? (await versions.register(version));
-  return new ActiveProjection(versions, active);
 }
