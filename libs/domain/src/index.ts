@@ -4,4 +4,8 @@ export * from './subscriptions/subscription';
 export * from './subscriptions/change';
 export * from './subscriptions/outcome';
 export * from './subscriptions/feed-url';
+export { DomainInvariantError } from './subscriptions/invariant';
+export type { Decision } from './subscriptions/decision';
+export { Draft, evolve, initialState } from './subscriptions/evolve';
+export { latestGuid, resolveSubscription } from './subscriptions/resolve';
 export * from './subscriptions/subscription.decider';

@@ -1,4 +1,4 @@
-import { decide, evolveAll, LogEvent, nextInstant, UserSubscriptions } from '@castlog/domain';
+import { decide, Draft, LogEvent, nextInstant } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { inTransaction, OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
@@ -95,16 +95,18 @@ export async function applyInTransaction(
   );
   const clocks = new Map(clockRows.map((row) => [row.user_id, Number(row.last_instant)]));
   const states = await loadStates(sql, schema, keys, clocks);
+  // Each user's state through the batch: one draft per user, each decision's changes applied to it.
+  const drafts = new Map([...states].map(([userId, state]) => [userId, new Draft(state)]));
 
   const changes = [];
   const outcomes: OutcomeRow[] = [];
   for (const record of records) {
     const event: LogEvent = record.value;
-    let state = states.get(event.userId) as UserSubscriptions;
+    const draft = drafts.get(event.userId) as Draft;
+    const state = draft.state;
     const now = nextInstant(record.timestamp, state.lastInstant);
     const decision = decide(state, { event, sequence: sequenceOf(record, partitions) }, now);
-    state = evolveAll(state, decision.changes);
-    states.set(event.userId, state);
+    draft.apply(decision.changes);
     changes.push(...decision.changes);
     outcomes.push(outcomeRow(record, now, decision.outcome));
     const result = results.get(record.partition) as Mutable<AppliedBatch>;

@@ -10,6 +10,8 @@ import {
   UserId,
 } from '../events/log-event';
 import { AddedItem, FailedItem, RequestOutcome, UpdatedFields } from '../subscriptions/outcome';
+import { resolveSubscription } from '../subscriptions/resolve';
+import { Subscription, UserSubscriptions } from '../subscriptions/subscription';
 import { Instant } from '../time';
 
 export const USER: UserId = 'user-alice';
@@ -166,3 +168,12 @@ export const deletionAccepted = (deletionId: number): RequestOutcome => ({
 export const NOT_FOUND: RequestOutcome = { kind: 'NotFound' };
 export const GONE: RequestOutcome = { kind: 'Gone' };
 export const RECORDED: RequestOutcome = { kind: 'Recorded' };
+
+// State.
+
+/** The subscription a guid resolves to; fails the spec when there is none. */
+export const resolved = (state: UserSubscriptions, guid: Guid): Subscription => {
+  const subscription = resolveSubscription(state, guid);
+  if (subscription === undefined) throw new Error(`${guid} resolves to nothing`);
+  return subscription;
+};

@@ -1,7 +1,8 @@
 import { LoggedEvent, UserId } from '../events/log-event';
 import { Change } from '../subscriptions/change';
 import { RequestOutcome } from '../subscriptions/outcome';
-import { Decision, SubscriptionDecider, subscriptionDecider } from '../subscriptions/subscription.decider';
+import { Decision } from '../subscriptions/decision';
+import { SubscriptionDecider, subscriptionDecider } from '../subscriptions/subscription.decider';
 import { UserSubscriptions } from '../subscriptions/subscription';
 import { Instant, nextInstant } from '../time';
 import { TimedEvent, USER } from './builders';

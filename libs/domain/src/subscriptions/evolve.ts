@@ -1,0 +1,83 @@
+import { Guid, UserId } from '../events/log-event';
+import { Instant } from '../time';
+import { Change } from './change';
+import { DomainInvariantError } from './invariant';
+import { Deletion, Subscription, UserSubscriptions } from './subscription';
+
+export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubscriptions => ({
+  userId,
+  lastInstant,
+  subscriptions: new Map(),
+  byGuid: new Map(),
+  byFeedUrl: new Map(),
+  deletions: new Map(),
+});
+
+/** The one way changes are applied: a working copy of a state, copying each map the first time a
+ * change touches it, so a request of many items (or a batch of many requests) costs one copy per
+ * map, not one per change. `state` answers the current value without copying; a state it answered
+ * is valid until the next `apply`, which may change the maps it shares. `state` itself, the one the
+ * draft started from, is never modified. */
+export class Draft {
+  private lastInstant: Instant;
+  private subscriptions?: Map<Guid, Subscription>;
+  private byGuid?: Map<Guid, Guid>;
+  private byFeedUrl?: Map<string, Guid>;
+  private deletions?: Map<number, Deletion>;
+
+  constructor(private readonly base: UserSubscriptions) {
+    this.lastInstant = base.lastInstant;
+  }
+
+  /** Each kind touches exactly what it names, as its SQL statement does: SubscriptionSaved the row,
+   * GuidRecorded `byGuid`, FeedUrlRecorded `byFeedUrl`, DeletionSaved the deletion, ClockAdvanced
+   * `lastInstant` (never lowered). `decide` emits the index changes beside the rows, which keeps
+   * the maps consistent with the rows. */
+  apply(changes: readonly Change[]): this {
+    for (const change of changes) {
+      switch (change.kind) {
+        case 'SubscriptionSaved':
+          (this.subscriptions ??= new Map(this.base.subscriptions)).set(
+            change.subscription.id,
+            change.subscription,
+          );
+          break;
+        case 'GuidRecorded':
+          (this.byGuid ??= new Map(this.base.byGuid)).set(change.guid, change.subscriptionId);
+          break;
+        case 'FeedUrlRecorded':
+          (this.byFeedUrl ??= new Map(this.base.byFeedUrl)).set(
+            change.normalizedFeedUrl,
+            change.subscriptionId,
+          );
+          break;
+        case 'DeletionSaved':
+          (this.deletions ??= new Map(this.base.deletions)).set(change.deletion.deletionId, change.deletion);
+          break;
+        case 'ClockAdvanced':
+          this.lastInstant = Math.max(this.lastInstant, change.lastInstant);
+          break;
+        default: {
+          const unexpected: never = change;
+          throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);
+        }
+      }
+    }
+    return this;
+  }
+
+  get state(): UserSubscriptions {
+    return {
+      ...this.base,
+      lastInstant: this.lastInstant,
+      subscriptions: this.subscriptions ?? this.base.subscriptions,
+      byGuid: this.byGuid ?? this.base.byGuid,
+      byFeedUrl: this.byFeedUrl ?? this.base.byFeedUrl,
+      deletions: this.deletions ?? this.base.deletions,
+    };
+  }
+}
+
+/** The decider's evolve: one change applied through a draft; `state` is never modified. */
+export const evolve = (state: UserSubscriptions, change: Change): UserSubscriptions =>
+  new Draft(state).apply([change]).state;
