@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { PROJECTIONS_CHANNEL, ProjectionNotice } from './notifications';
 import { deficit, storedOffsets } from './projection-offsets';
-import { quoteIdent, Sql } from './sql';
+import { inTransaction, quoteIdent, Sql } from './sql';
 
 /** Version 1 lives in the base schema itself, so a read model built before versions existed is
  * version 1 as it stands; version N > 1 in `<base>_v<N>`. */
@@ -71,9 +71,9 @@ export class ProjectionVersions {
   /** Registers `version` (its schema must exist): active when the read model has no active version
    * yet, else building. Answers the active version. */
   async register(version: number): Promise<RegisteredVersion> {
-    return this.dataSource.transaction(async (manager) => {
-      await this.lock(manager);
-      await manager.query(
+    return inTransaction(this.dataSource, async (sql) => {
+      await this.lock(sql);
+      await sql.query(
         `INSERT INTO castlog_projections.versions (base, version, schema, status, activated_at)
          SELECT $1, $2, $3, a.status, CASE a.status WHEN 'active' THEN now() END
            FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM castlog_projections.versions
@@ -82,7 +82,7 @@ export class ProjectionVersions {
          ON CONFLICT (base, version) DO NOTHING`,
         [this.base, version, projectionSchema(this.base, version)],
       );
-      const [active]: Row[] = await manager.query(
+      const [active] = await sql.query<Row>(
         `SELECT * FROM castlog_projections.versions WHERE base = $1 AND status = 'active'`,
         [this.base],
       );
@@ -112,38 +112,38 @@ export class ProjectionVersions {
       ];
       if (deficit(target, offsets) > closeEnough) return 'behind';
     }
-    return this.dataSource.transaction(async (manager) => {
-      await this.lock(manager);
-      const [current]: Row[] = await manager.query(
+    return inTransaction(this.dataSource, async (sql) => {
+      await this.lock(sql);
+      const [current] = await sql.query<Row>(
         `SELECT * FROM castlog_projections.versions WHERE base = $1 AND status = 'active'`,
         [this.base],
       );
       if (current?.version === version) return 'already-active';
       if (current) {
-        const locked: { partition: number; next_offset: string }[] = await manager.query(
+        const locked = await sql.query<{ partition: number; next_offset: string }>(
           `SELECT partition, next_offset FROM ${quoteIdent(current.schema)}.projection_offsets
             ORDER BY partition FOR UPDATE`,
         );
         const target = new Map(locked.map((row) => [row.partition, Number(row.next_offset)]));
         const deadline = Date.now() + holdMs;
         // Each statement sees what has committed since: `version`'s projector is not held.
-        while (deficit(target, await storedOffsets(manager, schema)) > 0) {
+        while (deficit(target, await storedOffsets(sql, schema)) > 0) {
           if (Date.now() >= deadline) return 'behind';
           await delay(HOLD_POLL_MS);
         }
       }
-      await manager.query(
+      await sql.query(
         `UPDATE castlog_projections.versions SET status = 'retired' WHERE base = $1 AND status = 'active'`,
         [this.base],
       );
-      const moved: Row[] = await manager.query(
+      const moved = await sql.query<Row>(
         `UPDATE castlog_projections.versions SET status = 'active', activated_at = now()
           WHERE base = $1 AND version = $2 RETURNING *`,
         [this.base, version],
       );
       if (moved.length === 0) throw new Error(`projection version ${version} is not registered`);
       const notice: ProjectionNotice = { base: this.base, version, schema };
-      await manager.query('SELECT pg_notify($1, $2)', [PROJECTIONS_CHANNEL, JSON.stringify(notice)]);
+      await sql.query('SELECT pg_notify($1, $2)', [PROJECTIONS_CHANNEL, JSON.stringify(notice)]);
       return 'activated';
     });
   }

@@ -14,15 +14,26 @@ export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')
  * logging, result wrapping) that measurably slowed the write path. */
 export const poolOf = (dataSource: DataSource): Pool => (dataSource.driver as PostgresDriver).master as Pool;
 
-/** Runs `work` in one transaction on a client of the data source's pool (`poolOf`): BEGIN, then
- * COMMIT, or ROLLBACK when `work` or the commit fails. A client whose rollback fails is broken and
- * goes back to the pool with the error, which discards it. */
-export async function inTransaction<T>(dataSource: DataSource, work: (sql: Sql) => Promise<T>): Promise<T> {
+export interface TransactionOptions {
+  /** PostgreSQL's default (READ COMMITTED) unless given. */
+  readonly isolation?: 'REPEATABLE READ' | 'SERIALIZABLE';
+}
+
+/** The one way castlog runs a transaction: `work` on a client of the data source's pool
+ * (`poolOf`), BEGIN, then COMMIT, or ROLLBACK when `work` or the commit fails. A client whose
+ * rollback fails is broken and goes back to the pool with the error, which discards it. The
+ * projector's batches, the deletion saga's cascade, the projection switch and the replay's
+ * comparison snapshot all run through it. */
+export async function inTransaction<T>(
+  dataSource: DataSource,
+  work: (sql: Sql) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   const client = await poolOf(dataSource).connect();
   let open = false;
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
+    await client.query(options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation}` : 'BEGIN');
     open = true;
     const result = await work({ query: async (text, params) => (await client.query(text, params)).rows });
     await client.query('COMMIT');

@@ -1,6 +1,6 @@
 import { decide, LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
-import { ActiveProjection, Database, quoteIdent, Sql } from '@castlog/read-model';
+import { ActiveProjection, Database, inTransaction, quoteIdent } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
 import { isUnavailableError } from '@castlog/supervision';
 import { Inject, Logger } from '@nestjs/common';
@@ -74,8 +74,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
 
   /** Step 1. Answers the saga row (new or earlier), or null when the deletion is not pending. */
   private async runCascade(userId: string, deletionId: number): Promise<SagaRow | null> {
-    return this.database.dataSource.transaction(async (manager) => {
-      const sql: Sql = { query: (text, params) => manager.query(text, params) };
+    return inTransaction(this.database.dataSource, async (sql) => {
       await sql.query(
         `INSERT INTO ${this.s}.user_clocks (user_id, last_instant) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
         [userId],
