@@ -37,11 +37,14 @@ export async function runWrites<T = Record<string, unknown>>(
   return sql.query<T>(text, params);
 }
 
-/** A batch's changes as one set-based write per table. Rows are whole, so only the last row of
- * each key in the batch is written. */
+type GuidRecorded = Extract<Change, { kind: 'GuidRecorded' }>;
+
+/** A batch's changes as one set-based write per change kind, each kind to its own table. Rows are
+ * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last. */
 export function changeWrites(schema: string, changes: readonly Change[]): Write[] {
   const s = quoteIdent(schema);
   const subscriptions = new Map<string, Subscription>();
+  const guidRows = new Map<string, GuidRecorded>();
   const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string }>();
   const deletions = new Map<number, Deletion>();
   const clocks = new Map<string, number>();
@@ -54,7 +57,7 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
         );
         break;
       case 'GuidRecorded':
-        // Written from the saved subscription's chain below, with its position.
+        guidRows.set(`${change.userId}\u0000${change.guid}`, change);
         break;
       case 'FeedUrlRecorded':
         feedUrls.set(`${change.userId}\u0000${change.normalizedFeedUrl}`, {
@@ -96,15 +99,20 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
           deleted = EXCLUDED.deleted, merged_into = EXCLUDED.merged_into, deletion_id = EXCLUDED.deletion_id,
           latest_guid = EXCLUDED.latest_guid`,
     });
-    const guids = subs.flatMap((x) => x.guids.map((entry, position) => ({ sub: x, entry, position })));
+  }
+
+  // A subscription's guid chain is its rows here, in position order; `byGuid` is the same rows.
+  const guids = [...guidRows.values()];
+  if (guids.length > 0) {
     writes.push({
       name: 'guids_written',
       text: (p) => `
         INSERT INTO ${s}.subscription_guids (user_id, guid, subscription_id, since, position)
-        SELECT * FROM unnest(${p(guids.map((g) => g.sub.userId))}::text[], ${p(guids.map((g) => g.entry.guid))}::uuid[],
-                             ${p(guids.map((g) => g.sub.id))}::uuid[], ${p(guids.map((g) => g.entry.since))}::bigint[],
+        SELECT * FROM unnest(${p(guids.map((g) => g.userId))}::text[], ${p(guids.map((g) => g.guid))}::uuid[],
+                             ${p(guids.map((g) => g.subscriptionId))}::uuid[], ${p(guids.map((g) => g.since))}::bigint[],
                              ${p(guids.map((g) => g.position))}::int[])
-        ON CONFLICT (user_id, guid) DO NOTHING`,
+        ON CONFLICT (user_id, guid) DO UPDATE SET
+          subscription_id = EXCLUDED.subscription_id, since = EXCLUDED.since, position = EXCLUDED.position`,
     });
   }
 

@@ -19,6 +19,7 @@ import {
   T3,
   T4,
   updateRequested,
+  USER,
 } from '../testing';
 import { normalizeFeedUrl } from './feed-url';
 import { resolveSubscription } from './resolve';
@@ -269,6 +270,32 @@ describe('POST: a given guid is authoritative', () => {
       .when(at(T2, addRequested([{ feed_url: A, guid: G1 }])))
       .thenOutcome(added([sub(G1, A, T2)]))
       .thenState((s) => resolved(s, G1).guids.length === 1 && resolved(s, G1).guidChanged === null));
+
+  it('records each new guid with its place in the chain', () =>
+    spec
+      .given(at(T1, addRequested([{ feed_url: A }])))
+      .when(
+        at(
+          T2,
+          addRequested([
+            { feed_url: A, guid: G1 },
+            { feed_url: B, guid: G2 },
+          ]),
+        ),
+      )
+      .thenDecision(({ decision }) => {
+        expect(decision.changes.filter((c) => c.kind === 'GuidRecorded')).toEqual([
+          {
+            kind: 'GuidRecorded',
+            userId: USER,
+            guid: G1,
+            subscriptionId: candidateFor(A),
+            since: T2,
+            position: 1,
+          },
+          { kind: 'GuidRecorded', userId: USER, guid: G2, subscriptionId: G2, since: T2, position: 0 },
+        ]);
+      }));
 });
 
 describe('POST: items of one request that match each other end as one subscription', () => {

@@ -59,7 +59,7 @@ const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant): Item
     return {
       kind: 'landed',
       subscriptionId: id,
-      changes: [saved(created), guidRecorded(created, id, now), ...claimFeedUrl(state, created, normalized)],
+      changes: [saved(created), guidRecorded(created, id), ...claimFeedUrl(state, created, normalized)],
     };
   }
 
@@ -85,7 +85,7 @@ const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant): Item
     subscriptionId: match.id,
     changes: [
       saved(reinstated),
-      ...(appendGuid !== undefined ? [guidRecorded(reinstated, appendGuid, now)] : []),
+      ...(appendGuid !== undefined ? [guidRecorded(reinstated, appendGuid)] : []),
       // Decision: the item's normalised feed_url now maps to the match, also when the stored one was
       // equal but another subscription had taken that URL since (the latest holder wins).
       ...claimFeedUrl(state, reinstated, normalized),

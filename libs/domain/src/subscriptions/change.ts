@@ -7,12 +7,16 @@ import { Deletion, Subscription } from './subscription';
  * batch supersedes an earlier one. */
 export type Change =
   | { readonly kind: 'SubscriptionSaved'; readonly subscription: Subscription }
+  /** An entry of a guid chain, as the saved subscription holds it: `byGuid` in the state, a row of
+   * `subscription_guids` (which is also where a subscription's chain is loaded from) in SQL. */
   | {
       readonly kind: 'GuidRecorded';
       readonly userId: UserId;
       readonly guid: Guid;
       readonly subscriptionId: Guid;
       readonly since: Instant;
+      /** Its index in the subscription's chain. */
+      readonly position: number;
     }
   | {
       readonly kind: 'FeedUrlRecorded';

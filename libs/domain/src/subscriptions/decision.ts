@@ -1,7 +1,7 @@
 import { Guid } from '../events/log-event';
 import { Instant } from '../time';
 import { Change } from './change';
-import { DomainInvariantError } from './invariant';
+import { DomainInvariantError, invariant } from './invariant';
 import { RequestOutcome } from './outcome';
 import { Subscription, UserSubscriptions } from './subscription';
 
@@ -15,13 +15,20 @@ export type Decision = { readonly outcome: RequestOutcome; readonly changes: rea
 
 export const saved = (subscription: Subscription): Change => ({ kind: 'SubscriptionSaved', subscription });
 
-export const guidRecorded = (subscription: Subscription, guid: Guid, since: Instant): Change => ({
-  kind: 'GuidRecorded',
-  userId: subscription.userId,
-  guid,
-  subscriptionId: subscription.id,
-  since,
-});
+/** GuidRecorded for an entry of the subscription's chain, with its `since` and position there. */
+export const guidRecorded = (subscription: Subscription, guid: Guid): Change => {
+  const position = subscription.guids.findIndex((entry) => entry.guid === guid);
+  const entry = subscription.guids[position];
+  invariant(entry !== undefined, `guid ${guid} is not in the chain of subscription ${subscription.id}`);
+  return {
+    kind: 'GuidRecorded',
+    userId: subscription.userId,
+    guid,
+    subscriptionId: subscription.id,
+    since: entry.since,
+    position,
+  };
+};
 
 /** FeedUrlRecorded when `normalized` does not map to `subscription` yet: the latest holder of a
  * normalised feed_url wins it. */

@@ -41,7 +41,7 @@ export const decideUpdate = (
         guids: [...subscription.guids, { guid: newGuid, since: now }],
         guidChanged: now,
       };
-      apply([saved(appended), guidRecorded(appended, newGuid, now)]);
+      apply([saved(appended), guidRecorded(appended, newGuid)]);
       guidFields = { newGuid, guidChanged: now };
     } else if (holder.id !== subscription.id) {
       // Decision: merging into a subscription whose deletion has succeeded would make this one

@@ -1,0 +1,226 @@
+import { Change, Deletion, Subscription } from '@castlog/domain';
+import { Database, poolOf, Sql } from '@castlog/read-model';
+import { openDatabaseAt } from '@castlog/runtime';
+import { createTestDatabase } from '../../../../test/support/databases';
+import { changeWrites, writeChanges } from './changes.sql';
+
+const SCHEMA = 'castlog';
+const U = 'user-changes';
+const G1 = '11111111-1111-4111-8111-111111111111';
+const G2 = '22222222-2222-4222-8222-222222222222';
+const G3 = '33333333-3333-4333-8333-333333333333';
+const T1 = 1_700_000_000_000;
+const T2 = T1 + 1000;
+
+const subscription = (id: string, fields: Partial<Subscription> = {}): Subscription => ({
+  userId: U,
+  id,
+  guids: [{ guid: id, since: T1 }],
+  feedUrl: `https://feeds.example/${id}`,
+  isSubscribed: true,
+  subscriptionChanged: T1,
+  guidChanged: null,
+  deleted: null,
+  mergedInto: null,
+  deletionId: null,
+  ...fields,
+});
+
+const deletion = (deletionId: number, fields: Partial<Deletion> = {}): Deletion => ({
+  userId: U,
+  deletionId,
+  subscriptionId: G1,
+  status: 'PENDING',
+  requestedAt: T1,
+  finishedAt: null,
+  ...fields,
+});
+
+const saved = (s: Subscription): Change => ({ kind: 'SubscriptionSaved', subscription: s });
+const guid = (g: string, subscriptionId: string, since: number, position: number, userId = U): Change => ({
+  kind: 'GuidRecorded',
+  userId,
+  guid: g,
+  subscriptionId,
+  since,
+  position,
+});
+const feedUrl = (url: string, subscriptionId: string): Change => ({
+  kind: 'FeedUrlRecorded',
+  userId: U,
+  normalizedFeedUrl: url,
+  subscriptionId,
+});
+const clock = (lastInstant: number, userId = U): Change => ({ kind: 'ClockAdvanced', userId, lastInstant });
+
+describe('changeWrites: a batch of changes as one statement per change kind', () => {
+  let database: Database;
+  let sql: Sql;
+  beforeAll(async () => {
+    database = await openDatabaseAt(await createTestDatabase('change_writes'), SCHEMA, 2);
+    const pool = poolOf(database.dataSource);
+    sql = { query: async (text, params) => (await pool.query(text, params)).rows };
+  });
+  afterAll(() => database?.close());
+
+  /** Every table a change kind writes, for `user`, ordered so rows compare as arrays. */
+  const rows = async (user: string) => ({
+    subscriptions: await sql.query(
+      `SELECT id, feed_url, is_subscribed, subscription_changed::float8 AS subscription_changed,
+              guid_changed::float8 AS guid_changed, deleted::float8 AS deleted, merged_into,
+              deletion_id::float8 AS deletion_id, latest_guid
+         FROM castlog.subscriptions WHERE user_id = $1 ORDER BY id`,
+      [user],
+    ),
+    guids: await sql.query(
+      `SELECT guid, subscription_id, since::float8 AS since, position FROM castlog.subscription_guids
+        WHERE user_id = $1 ORDER BY subscription_id, position`,
+      [user],
+    ),
+    feedUrls: await sql.query(
+      `SELECT normalized_feed_url, subscription_id FROM castlog.subscription_feed_urls
+        WHERE user_id = $1 ORDER BY normalized_feed_url`,
+      [user],
+    ),
+    deletions: await sql.query(
+      `SELECT deletion_id::float8 AS deletion_id, subscription_id, status, requested_at::float8 AS requested_at,
+              finished_at::float8 AS finished_at
+         FROM castlog.deletions WHERE user_id = $1 ORDER BY deletion_id`,
+      [user],
+    ),
+    clock: (
+      await sql.query<{ last_instant: number }>(
+        `SELECT last_instant::float8 AS last_instant FROM castlog.user_clocks WHERE user_id = $1`,
+        [user],
+      )
+    ).map((row) => row.last_instant),
+  });
+
+  it('writes nothing for no changes', () => expect(changeWrites(SCHEMA, [])).toEqual([]));
+
+  it('maps each change kind to one statement of its own, whatever the number of changes', () => {
+    const changes: Change[] = [
+      saved(subscription(G1)),
+      guid(G1, G1, T1, 0),
+      feedUrl('https://a.example/rss', G1),
+      saved(subscription(G2)),
+      guid(G2, G2, T1, 0),
+      feedUrl('https://b.example/rss', G2),
+      { kind: 'DeletionSaved', deletion: deletion(5) },
+      clock(T1),
+    ];
+    expect(changeWrites(SCHEMA, changes).map((write) => write.name)).toEqual([
+      'subscriptions_written',
+      'guids_written',
+      'feed_urls_written',
+      'deletions_written',
+      'clocks_written',
+    ]);
+    expect(changeWrites(SCHEMA, [guid(G1, G1, T1, 0)]).map((write) => write.name)).toEqual(['guids_written']);
+  });
+
+  it('writes every kind to its table in one round trip', async () => {
+    const user = 'user-every-kind';
+    const mine = (s: Subscription): Subscription => ({ ...s, userId: user });
+    const chain = mine(
+      subscription(G1, {
+        guids: [
+          { guid: G1, since: T1 },
+          { guid: G2, since: T2 },
+        ],
+        guidChanged: T2,
+        deletionId: 7,
+      }),
+    );
+    await writeChanges(sql, SCHEMA, [
+      saved(chain),
+      guid(G1, G1, T1, 0, user),
+      guid(G2, G1, T2, 1, user),
+      {
+        kind: 'FeedUrlRecorded',
+        userId: user,
+        normalizedFeedUrl: 'https://a.example/rss',
+        subscriptionId: G1,
+      },
+      { kind: 'DeletionSaved', deletion: { ...deletion(7), userId: user } },
+      clock(T2, user),
+    ]);
+    expect(await rows(user)).toEqual({
+      subscriptions: [
+        {
+          id: G1,
+          feed_url: `https://feeds.example/${G1}`,
+          is_subscribed: true,
+          subscription_changed: T1,
+          guid_changed: T2,
+          deleted: null,
+          merged_into: null,
+          deletion_id: 7,
+          latest_guid: G2,
+        },
+      ],
+      guids: [
+        { guid: G1, subscription_id: G1, since: T1, position: 0 },
+        { guid: G2, subscription_id: G1, since: T2, position: 1 },
+      ],
+      feedUrls: [{ normalized_feed_url: 'https://a.example/rss', subscription_id: G1 }],
+      deletions: [
+        { deletion_id: 7, subscription_id: G1, status: 'PENDING', requested_at: T1, finished_at: null },
+      ],
+      clock: [T2],
+    });
+  });
+
+  it('keeps the last change of each key in a batch, and replaces rows stored before', async () => {
+    await writeChanges(sql, SCHEMA, [
+      saved(subscription(G1)),
+      guid(G1, G1, T1, 0),
+      saved(subscription(G3)),
+      guid(G3, G3, T1, 0),
+      feedUrl('https://a.example/rss', G1),
+      { kind: 'DeletionSaved', deletion: deletion(9) },
+      clock(T1),
+    ]);
+    await writeChanges(sql, SCHEMA, [
+      saved(subscription(G1, { isSubscribed: false, subscriptionChanged: T2 })),
+      saved(subscription(G1, { feedUrl: 'https://b.example/rss', subscriptionChanged: T2, deletionId: 9 })),
+      feedUrl('https://a.example/rss', G3),
+      feedUrl('https://b.example/rss', G1),
+      feedUrl('https://b.example/rss', G3),
+      { kind: 'DeletionSaved', deletion: deletion(9, { status: 'SUCCESS', finishedAt: T2 }) },
+      saved(subscription(G3, { mergedInto: G1, guidChanged: T2 })),
+      clock(T2),
+    ]);
+    const after = await rows(U);
+    expect(after.subscriptions).toEqual([
+      expect.objectContaining({
+        id: G1,
+        feed_url: 'https://b.example/rss',
+        is_subscribed: true,
+        subscription_changed: T2,
+        deletion_id: 9,
+      }),
+      expect.objectContaining({ id: G3, merged_into: G1, guid_changed: T2 }),
+    ]);
+    expect(after.feedUrls).toEqual([
+      { normalized_feed_url: 'https://a.example/rss', subscription_id: G3 },
+      { normalized_feed_url: 'https://b.example/rss', subscription_id: G3 },
+    ]);
+    expect(after.deletions).toEqual([
+      { deletion_id: 9, subscription_id: G1, status: 'SUCCESS', requested_at: T1, finished_at: T2 },
+    ]);
+    expect(after.guids).toEqual([
+      { guid: G1, subscription_id: G1, since: T1, position: 0 },
+      { guid: G3, subscription_id: G3, since: T1, position: 0 },
+    ]);
+    expect(after.clock).toEqual([T2]);
+  });
+
+  it('never moves a clock back, within a batch or against the stored one', async () => {
+    const user = 'user-clock';
+    await writeChanges(sql, SCHEMA, [clock(T2, user), clock(T1, user)]);
+    expect((await rows(user)).clock).toEqual([T2]);
+    await writeChanges(sql, SCHEMA, [clock(T1, user)]);
+    expect((await rows(user)).clock).toEqual([T2]);
+  });
+});
