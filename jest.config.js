@@ -24,6 +24,7 @@ module.exports = {
     '^@castlog/runtime$': '<rootDir>/libs/runtime/src',
     '^@castlog/supervision$': '<rootDir>/libs/supervision/src',
     '^@castlog/http$': '<rootDir>/libs/http/src',
+    '^@castlog/replay$': '<rootDir>/libs/replay/src',
     '^@castlog/api$': '<rootDir>/apps/api/src',
     '^@castlog/projector$': '<rootDir>/apps/projector/src',
   },

@@ -1,9 +1,8 @@
 import { freePort, RunningKafka, startLocalKafka } from '@castlog/infra';
-import { verifyReplay } from '@castlog/projector';
+import { describeDifference, verifyReplay } from '@castlog/replay';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describeDifference } from '../../apps/cli/src/commands/replay.command';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';

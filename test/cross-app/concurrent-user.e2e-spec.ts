@@ -1,5 +1,4 @@
-import { verifyReplay } from '@castlog/projector';
-import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { describeDifference, verifyReplay } from '@castlog/replay';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
 import { seededRandom } from '../support/seeded-random';

@@ -1,8 +1,7 @@
 import { Config } from '@castlog/config';
-import { verifyReplay } from '@castlog/projector';
 import { ProjectionVersions, projectionSchema, projectorGroup, storedOffsets } from '@castlog/read-model';
 import { Kafka, logLevel } from 'kafkajs';
-import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { describeDifference, verifyReplay } from '@castlog/replay';
 import { appendBacklog } from '../support/backlog';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';

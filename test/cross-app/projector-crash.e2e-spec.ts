@@ -1,6 +1,5 @@
-import { verifyReplay } from '@castlog/projector';
 import { storedOffsets } from '@castlog/read-model';
-import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { describeDifference, verifyReplay } from '@castlog/replay';
 import { appendBacklog } from '../support/backlog';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';

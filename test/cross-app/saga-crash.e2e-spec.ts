@@ -1,6 +1,5 @@
 import { LogEvent } from '@castlog/domain';
-import { verifyReplay } from '@castlog/projector';
-import { describeDifference } from '../../apps/cli/src/commands/replay.command';
+import { describeDifference, verifyReplay } from '@castlog/replay';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
 import { RunningChild, startChild } from '../support/processes';

@@ -1,4 +1,4 @@
-import { verifyReplay } from '@castlog/projector';
+import { verifyReplay } from '@castlog/replay';
 import * as fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { METHODS as STATUS_METHODS } from 'node:http';

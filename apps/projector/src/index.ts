@@ -1,4 +1,3 @@
 export * from './projection';
 export * from './projector.module';
 export * from './deletion/finalize-deletion.command';
-export * from './replay/replay';

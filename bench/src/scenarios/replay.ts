@@ -1,5 +1,5 @@
-import { replayInto, verifyReplay } from '@castlog/projector';
 import { quoteIdent } from '@castlog/read-model';
+import { replayInto, verifyReplay } from '@castlog/replay';
 import { uniqueName } from '../castlog';
 import { ScenarioOutcome } from '../report';
 import { ratio, round, since, summarize } from '../stats';

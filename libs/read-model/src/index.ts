@@ -7,4 +7,7 @@ export * from './projection-versions';
 export * from './queries/subscriptions.query';
 export * from './queries/deletions.query';
 export * from './queries/outcomes.query';
+export * from './queries/deletion-saga.query';
+export * from './queries/history.query';
+export * from './queries/projection.query';
 export * from './sql';

@@ -1,4 +1,4 @@
-import { replayInto, verifyReplay } from '@castlog/projector';
+import { replayInto, verifyReplay } from '@castlog/replay';
 import { feed, guid } from '../../../../test/support/contract';
 import { uniqueName } from '../../../../test/support/databases';
 import {

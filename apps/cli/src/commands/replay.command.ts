@@ -1,5 +1,6 @@
 import { EventLog } from '@castlog/event-log';
-import { replayInto, ReplayDifference, verifyReplay } from '@castlog/projector';
+import { projectionCounts } from '@castlog/read-model';
+import { describeDifference, replayInto, verifyReplay } from '@castlog/replay';
 import { Presets, SingleBar } from 'cli-progress';
 import { DataSource } from 'typeorm';
 import { CliError, CommandIo, Output, runCommand } from './command-io';
@@ -51,7 +52,7 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
       progress.stop();
     }
     if (!options.verify) {
-      const { events, subscriptions } = await countsOf(deps.dataSource, schema);
+      const { events, subscriptions } = await projectionCounts(deps.dataSource, schema);
       deps.stdout.write(`replayed ${events} events into schema ${schema}: ${subscriptions} subscriptions\n`);
       return 0;
     }
@@ -63,7 +64,7 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
       liveSchema: deps.liveSchema,
       liveTimeoutMs: deps.liveTimeoutMs,
     });
-    const { events, subscriptions } = await countsOf(deps.dataSource, schema);
+    const { events, subscriptions } = await projectionCounts(deps.dataSource, schema);
     if (differences.length === 0) {
       deps.stdout.write(
         `replay equals the live read model: ${events} events, ${subscriptions} subscriptions\n`,
@@ -77,33 +78,6 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
     for (const difference of differences) deps.stdout.write(`${describeDifference(difference)}\n`);
     return 1;
   });
-}
-
-/** Events applied (the scratch's offsets summed: the log has no gaps) and subscriptions in `schema`. */
-async function countsOf(
-  dataSource: DataSource,
-  schema: string,
-): Promise<{ events: number; subscriptions: number }> {
-  const [row] = await dataSource.query(
-    `SELECT (SELECT coalesce(sum(next_offset), 0) FROM "${schema}".projection_offsets)::bigint AS events,
-            (SELECT count(*) FROM "${schema}".subscriptions)::bigint AS subscriptions`,
-  );
-  return { events: Number(row.events), subscriptions: Number(row.subscriptions) };
-}
-
-/** One line: the table and key, then the columns that differ, or the row only one side has. */
-export function describeDifference({ table, key, live, replayed }: ReplayDifference): string {
-  const where = `${table} ${JSON.stringify(key)}`;
-  if (live === null) return `${where}: only in the replay: ${JSON.stringify(replayed)}`;
-  if (replayed === null) return `${where}: only in the live read model: ${JSON.stringify(live)}`;
-  const columns = [...new Set([...Object.keys(live), ...Object.keys(replayed)])].filter(
-    (column) => JSON.stringify(live[column]) !== JSON.stringify(replayed[column]),
-  );
-  const changes = columns.map(
-    (column) =>
-      `${column} live ${JSON.stringify(live[column])}, replayed ${JSON.stringify(replayed[column])}`,
-  );
-  return `${where}: ${changes.join('; ')}`;
 }
 
 export interface ProgressReporter {

@@ -16,4 +16,12 @@ export class DeletionsQuery {
     );
     return rows[0]?.status ?? null;
   }
+
+  /** How many deletions there are in each status. */
+  async countByStatus(): Promise<Map<string, number>> {
+    const rows: { status: string; count: string }[] = await this.dataSource.query(
+      `SELECT status, count(*) AS count FROM ${quoteIdent(this.readModel.schema)}.deletions GROUP BY status`,
+    );
+    return new Map(rows.map((row) => [row.status, Number(row.count)]));
+  }
 }

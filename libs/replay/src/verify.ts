@@ -1,102 +1,23 @@
-import { configSchema } from '@castlog/config';
-import { EventLog, LogBatch } from '@castlog/event-log';
-import { OFFSETS_CHANNEL, quoteIdent, readModelMigrations, Sql, storedOffsets } from '@castlog/read-model';
+import {
+  DeletionSagaQuery,
+  hasProjection,
+  inTransaction,
+  OFFSETS_CHANNEL,
+  quoteIdent,
+  Sql,
+  storedOffsets,
+} from '@castlog/read-model';
 import { DataSource, QueryRunner } from 'typeorm';
-import { applyBatch, batchTransactions } from '../projection/apply-batch';
-
-/** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
-export const DEFAULT_LIVE_SCHEMA: string = configSchema.shape.READ_MODEL_SCHEMA.parse(undefined);
-
-/** Records per transaction at most, as the live projector's default PROJECTOR_BATCH_SIZE. */
-const REPLAY_BATCH_SIZE = 2000;
-
-/** Schemas a replay must never drop. */
-const PROTECTED_SCHEMAS = /^(public|information_schema|pg_.*|castlog_auth|castlog_log)$/;
-
-export type ReplayProgress = (done: number, total: number) => void;
-
-export interface ReplayOptions {
-  readonly dataSource: DataSource;
-  readonly eventLog: EventLog;
-  /** The scratch schema: dropped and rebuilt. */
-  readonly schema: string;
-  readonly onProgress?: ReplayProgress;
-}
-
-/** A partition's next offset for every partition of the log (0 where nothing is stored). */
-export type Offsets = Map<number, number>;
-
-/** Rebuilds the read model from offset 0 into `schema`: drops it, creates its tables with the
- * read-model migration (run directly, not recorded in the migrations table), then applies every
- * record of the log through `applyBatch`, the live projector's own code path, so the result is a
- * function of the log alone. Answers the offsets reached. */
-export async function replayInto(options: ReplayOptions): Promise<Offsets> {
-  const { dataSource, schema } = options;
-  if (PROTECTED_SCHEMAS.test(schema) || (await isMigrated(dataSource, schema))) {
-    throw new Error(`refusing to replay into schema ${schema}: it is not a scratch schema`);
-  }
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
-  try {
-    await runner.startTransaction();
-    await runner.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
-    for (const Migration of readModelMigrations(schema)) await new Migration().up(runner);
-    await runner.commitTransaction();
-  } catch (error) {
-    if (runner.isTransactionActive) await runner.rollbackTransaction();
-    throw error;
-  } finally {
-    await runner.release();
-  }
-  return catchUp(options);
-}
-
-/** True when the migrations made `schema` a live read model (the scratch's tables are never recorded). */
-async function isMigrated(dataSource: DataSource, schema: string): Promise<boolean> {
-  const names = readModelMigrations(schema).map((Migration) => new Migration().name);
-  const [table] = await dataSource.query(`SELECT to_regclass('castlog_migrations') IS NOT NULL AS found`);
-  if (!table?.found) return false;
-  const rows: unknown[] = await dataSource.query(`SELECT 1 FROM castlog_migrations WHERE name = ANY($1)`, [
-    names,
-  ]);
-  return rows.length > 0;
-}
-
-/** Applies what the log holds past the offsets stored in `schema`, up to the log's end. */
-async function catchUp({ dataSource, eventLog, schema, onProgress }: ReplayOptions): Promise<Offsets> {
-  const from = complete(await storedOffsets(dataSource, schema), eventLog.partitions);
-  const end = await eventLog.endOffsets();
-  const total = [...end].reduce(
-    (sum, [partition, high]) => sum + Math.max(0, high - (from.get(partition) ?? 0)),
-    0,
-  );
-  let done = 0;
-  onProgress?.(0, total);
-  // As the live projector: the batches the log hands over together (several partitions at once)
-  // share transactions, several in flight.
-  const transactions = batchTransactions(
-    (batches) => applyBatch(dataSource, schema, batches, eventLog.partitions),
-    REPLAY_BATCH_SIZE,
-  );
-  await eventLog.readToEnd(async (batch: LogBatch) => {
-    for (let start = 0; start < batch.records.length; start += REPLAY_BATCH_SIZE) {
-      const records = batch.records.slice(start, start + REPLAY_BATCH_SIZE);
-      await transactions.submit([{ partition: batch.partition, records }]);
-      done += records.length;
-      onProgress?.(done, Math.max(total, done));
-    }
-  }, from);
-  return complete(await storedOffsets(dataSource, schema), eventLog.partitions);
-}
-
-const complete = (offsets: Map<number, number>, partitions: number): Offsets =>
-  new Map(Array.from({ length: partitions }, (_, partition) => [partition, offsets.get(partition) ?? 0]));
-
-const sameOffsets = (a: Offsets, b: Offsets): boolean =>
-  a.size === b.size && [...a].every(([partition, next]) => b.get(partition) === next);
-
-const describeOffsets = (offsets: Offsets): string =>
-  [...offsets].map(([partition, next]) => `${partition}:${next}`).join(' ');
+import {
+  catchUp,
+  complete,
+  DEFAULT_LIVE_SCHEMA,
+  describeOffsets,
+  Offsets,
+  replayInto,
+  ReplayOptions,
+  sameOffsets,
+} from './replay';
 
 /** One row that differs between the live read model and the replay; a side is null where the row
  * is missing. */
@@ -166,14 +87,6 @@ export async function verifyReplay(options: VerifyOptions): Promise<ReplayDiffer
   } finally {
     await watcher.close();
   }
-}
-
-async function hasProjection(dataSource: DataSource, schema: string): Promise<boolean> {
-  const rows: unknown[] = await dataSource.query(
-    `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'projection_offsets'`,
-    [schema],
-  );
-  return rows.length > 0;
 }
 
 const sqlOf = (runner: QueryRunner): Sql => ({ query: (text, params) => runner.query(text, params) });
@@ -251,45 +164,38 @@ interface NotificationSource {
 }
 
 /** The comparison in one REPEATABLE READ snapshot: `differences` when the snapshot was comparable,
- * else why not. */
-async function compareInSnapshot(
+ * else why not. The transaction only reads. */
+function compareInSnapshot(
   { dataSource, eventLog, schema, limitPerTable }: VerifyOptions,
   liveSchema: string,
 ): Promise<{ differences: ReplayDifference[]; why?: undefined } | { differences?: undefined; why: string }> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
-  try {
-    await runner.startTransaction('REPEATABLE READ');
-    // The first query fixes the snapshot; everything below sees the same instant.
-    const live = complete(await storedOffsets(sqlOf(runner), liveSchema), eventLog.partitions);
-    const scratch = complete(await storedOffsets(sqlOf(runner), schema), eventLog.partitions);
-    if (!sameOffsets(live, scratch))
-      return { why: `the live projection moved on to ${describeOffsets(live)}` };
-    const [saga] = await runner.query(
-      `SELECT count(*)::int AS unlogged FROM ${quoteIdent(liveSchema)}.deletion_saga WHERE NOT logged`,
-    );
-    if (saga.unlogged > 0)
-      return { why: `the deletion saga has ${saga.unlogged} result(s) not yet in the log` };
-    // A saga result logged before the snapshot is in the log by now: then the log is past the scratch.
-    const end = complete(await eventLog.endOffsets(), eventLog.partitions);
-    if (!sameOffsets(end, scratch)) return { why: `the log moved on to ${describeOffsets(end)}` };
-    const differences: ReplayDifference[] = [];
-    for (const { table, key } of COMPARED_TABLES) {
-      differences.push(
-        ...(await compareTable(runner, liveSchema, schema, table, key, limitPerTable ?? 1000)),
-      );
-    }
-    return { differences };
-  } finally {
-    if (runner.isTransactionActive) await runner.rollbackTransaction();
-    await runner.release();
-  }
+  return inTransaction(
+    dataSource,
+    async (sql) => {
+      // The first query fixes the snapshot; everything below sees the same instant.
+      const live = complete(await storedOffsets(sql, liveSchema), eventLog.partitions);
+      const scratch = complete(await storedOffsets(sql, schema), eventLog.partitions);
+      if (!sameOffsets(live, scratch))
+        return { why: `the live projection moved on to ${describeOffsets(live)}` };
+      const unlogged = await new DeletionSagaQuery(liveSchema).countUnlogged(sql);
+      if (unlogged > 0) return { why: `the deletion saga has ${unlogged} result(s) not yet in the log` };
+      // A saga result logged before the snapshot is in the log by now: then the log is past the scratch.
+      const end = complete(await eventLog.endOffsets(), eventLog.partitions);
+      if (!sameOffsets(end, scratch)) return { why: `the log moved on to ${describeOffsets(end)}` };
+      const differences: ReplayDifference[] = [];
+      for (const { table, key } of COMPARED_TABLES) {
+        differences.push(...(await compareTable(sql, liveSchema, schema, table, key, limitPerTable ?? 1000)));
+      }
+      return { differences };
+    },
+    { isolation: 'REPEATABLE READ' },
+  );
 }
 
 /** Rows of `table` that are not in both schemas alike, set-based: the rows of each side missing
  * from the other (EXCEPT), paired by key (FULL JOIN). */
 async function compareTable(
-  runner: QueryRunner,
+  sql: Sql,
   liveSchema: string,
   scratchSchema: string,
   table: string,
@@ -300,7 +206,7 @@ async function compareTable(
   const replayed = `${quoteIdent(scratchSchema)}.${quoteIdent(table)}`;
   const keyObject = (alias: string) =>
     `jsonb_build_object(${key.map((column) => `'${column}', ${alias}.${quoteIdent(column)}`).join(', ')})`;
-  const rows: ReplayDifference[] = await runner.query(
+  return sql.query<ReplayDifference>(
     `WITH only_live AS (SELECT * FROM ${live} EXCEPT ALL SELECT * FROM ${replayed}),
           only_replayed AS (SELECT * FROM ${replayed} EXCEPT ALL SELECT * FROM ${live}),
           l AS (SELECT ${keyObject('o')} AS key, to_jsonb(o) AS row FROM only_live o),
@@ -311,5 +217,19 @@ async function compareTable(
       LIMIT $2`,
     [table, limit],
   );
-  return rows;
+}
+
+/** One line: the table and key, then the columns that differ, or the row only one side has. */
+export function describeDifference({ table, key, live, replayed }: ReplayDifference): string {
+  const where = `${table} ${JSON.stringify(key)}`;
+  if (live === null) return `${where}: only in the replay: ${JSON.stringify(replayed)}`;
+  if (replayed === null) return `${where}: only in the live read model: ${JSON.stringify(live)}`;
+  const columns = [...new Set([...Object.keys(live), ...Object.keys(replayed)])].filter(
+    (column) => JSON.stringify(live[column]) !== JSON.stringify(replayed[column]),
+  );
+  const changes = columns.map(
+    (column) =>
+      `${column} live ${JSON.stringify(live[column])}, replayed ${JSON.stringify(replayed[column])}`,
+  );
+  return `${where}: ${changes.join('; ')}`;
 }

@@ -1,0 +1,77 @@
+import { RequestOutcome } from '@castlog/domain';
+import { ReadSchema } from '../projection-versions';
+import { quoteIdent, Sql } from '../sql';
+
+/** A request's stored outcome, by its position in the log. */
+export interface StoredOutcome {
+  readonly partition: number;
+  readonly offset: string;
+  readonly outcome: RequestOutcome;
+  readonly instant: string;
+}
+
+/** Everything the read model knows of one subscription and of those merged into it. */
+export interface SubscriptionFamily {
+  readonly guids: string[] | null;
+  readonly feed_urls: string[] | null;
+  readonly deletion_ids: string[] | null;
+}
+
+/** What `castlog history` reads of the read model: a user's stored outcomes, and the family of a
+ * subscription. */
+export class HistoryQuery {
+  constructor(
+    private readonly sql: Sql,
+    private readonly readModel: ReadSchema,
+  ) {}
+
+  /** Every outcome stored for the user's requests. */
+  outcomes(userId: string): Promise<StoredOutcome[]> {
+    const s = quoteIdent(this.readModel.schema);
+    return this.sql.query<StoredOutcome>(
+      `SELECT partition, "offset", outcome, instant FROM ${s}.request_outcomes WHERE user_id = $1`,
+      [userId],
+    );
+  }
+
+  /** The position of the user's first applied request (a user's requests are all in one partition). */
+  async firstApplied(userId: string): Promise<{ partition: number; offset: string } | undefined> {
+    const [first] = await this.sql.query<{ partition: number; offset: string }>(
+      `SELECT partition, min("offset") AS offset FROM ${quoteIdent(this.readModel.schema)}.request_outcomes
+        WHERE user_id = $1 GROUP BY partition ORDER BY partition LIMIT 1`,
+      [userId],
+    );
+    return first;
+  }
+
+  /** The guids, normalised feed URLs and deletion ids of the subscription `guid` (normalised)
+   * resolves to, following merges, and of the subscriptions merged into it. */
+  async family(userId: string, guid: string): Promise<SubscriptionFamily | undefined> {
+    const s = quoteIdent(this.readModel.schema);
+    const [family] = await this.sql.query<SubscriptionFamily>(
+      `WITH RECURSIVE up(id, depth) AS (
+           SELECT subscription_id, 0 FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
+           UNION ALL
+           SELECT sub.merged_into, up.depth + 1 FROM up
+             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = up.id
+            WHERE sub.merged_into IS NOT NULL AND up.depth < 100
+         ),
+         final AS (SELECT id FROM up ORDER BY depth DESC LIMIT 1),
+         family(id, depth) AS (
+           SELECT id, 0 FROM final
+           UNION ALL
+           SELECT sub.id, family.depth + 1 FROM family
+             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.merged_into = family.id
+            WHERE family.depth < 100
+         )
+       SELECT (SELECT array_agg(guid::text) FROM ${s}.subscription_guids
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS guids,
+              (SELECT array_agg(normalized_feed_url) FROM ${s}.subscription_feed_urls
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS feed_urls,
+              (SELECT array_agg(deletion_id::text) FROM ${s}.deletions
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS deletion_ids`,
+      [userId, guid],
+    );
+    return family;
+  }
+}

@@ -1,0 +1,3 @@
+export { DEFAULT_LIVE_SCHEMA, replayInto } from './replay';
+export type { Offsets, ReplayOptions, ReplayProgress } from './replay';
+export * from './verify';

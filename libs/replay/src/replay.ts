@@ -1,0 +1,101 @@
+import { configSchema } from '@castlog/config';
+import { EventLog, LogBatch } from '@castlog/event-log';
+// The projector's own apply path: a replay must apply the log exactly as the live projector does.
+import { applyBatch, batchTransactions } from '@castlog/projector';
+import { quoteIdent, readModelMigrations, storedOffsets } from '@castlog/read-model';
+import { DataSource } from 'typeorm';
+
+/** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
+export const DEFAULT_LIVE_SCHEMA: string = configSchema.shape.READ_MODEL_SCHEMA.parse(undefined);
+
+/** Records per transaction at most, as the live projector's default PROJECTOR_BATCH_SIZE. */
+const REPLAY_BATCH_SIZE = 2000;
+
+/** Schemas a replay must never drop. */
+const PROTECTED_SCHEMAS = /^(public|information_schema|pg_.*|castlog_auth|castlog_log)$/;
+
+export type ReplayProgress = (done: number, total: number) => void;
+
+export interface ReplayOptions {
+  readonly dataSource: DataSource;
+  readonly eventLog: EventLog;
+  /** The scratch schema: dropped and rebuilt. */
+  readonly schema: string;
+  readonly onProgress?: ReplayProgress;
+}
+
+/** A partition's next offset for every partition of the log (0 where nothing is stored). */
+export type Offsets = Map<number, number>;
+
+/** Rebuilds the read model from offset 0 into `schema`: drops it, creates its tables with the
+ * read-model migration (run directly, not recorded in the migrations table), then applies every
+ * record of the log through `applyBatch`, the live projector's own code path, so the result is a
+ * function of the log alone. Answers the offsets reached. */
+export async function replayInto(options: ReplayOptions): Promise<Offsets> {
+  const { dataSource, schema } = options;
+  if (PROTECTED_SCHEMAS.test(schema) || (await isMigrated(dataSource, schema))) {
+    throw new Error(`refusing to replay into schema ${schema}: it is not a scratch schema`);
+  }
+  // TypeORM's query runner: the read-model migration is a TypeORM migration.
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.startTransaction();
+    await runner.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+    for (const Migration of readModelMigrations(schema)) await new Migration().up(runner);
+    await runner.commitTransaction();
+  } catch (error) {
+    if (runner.isTransactionActive) await runner.rollbackTransaction();
+    throw error;
+  } finally {
+    await runner.release();
+  }
+  return catchUp(options);
+}
+
+/** True when the migrations made `schema` a live read model (the scratch's tables are never recorded). */
+async function isMigrated(dataSource: DataSource, schema: string): Promise<boolean> {
+  const names = readModelMigrations(schema).map((Migration) => new Migration().name);
+  const [table] = await dataSource.query(`SELECT to_regclass('castlog_migrations') IS NOT NULL AS found`);
+  if (!table?.found) return false;
+  const rows: unknown[] = await dataSource.query(`SELECT 1 FROM castlog_migrations WHERE name = ANY($1)`, [
+    names,
+  ]);
+  return rows.length > 0;
+}
+
+/** Applies what the log holds past the offsets stored in `schema`, up to the log's end. */
+export async function catchUp({ dataSource, eventLog, schema, onProgress }: ReplayOptions): Promise<Offsets> {
+  const from = complete(await storedOffsets(dataSource, schema), eventLog.partitions);
+  const end = await eventLog.endOffsets();
+  const total = [...end].reduce(
+    (sum, [partition, high]) => sum + Math.max(0, high - (from.get(partition) ?? 0)),
+    0,
+  );
+  let done = 0;
+  onProgress?.(0, total);
+  // As the live projector: the batches the log hands over together (several partitions at once)
+  // share transactions, several in flight.
+  const transactions = batchTransactions(
+    (batches) => applyBatch(dataSource, schema, batches, eventLog.partitions),
+    REPLAY_BATCH_SIZE,
+  );
+  await eventLog.readToEnd(async (batch: LogBatch) => {
+    for (let start = 0; start < batch.records.length; start += REPLAY_BATCH_SIZE) {
+      const records = batch.records.slice(start, start + REPLAY_BATCH_SIZE);
+      await transactions.submit([{ partition: batch.partition, records }]);
+      done += records.length;
+      onProgress?.(done, Math.max(total, done));
+    }
+  }, from);
+  return complete(await storedOffsets(dataSource, schema), eventLog.partitions);
+}
+
+export const complete = (offsets: Map<number, number>, partitions: number): Offsets =>
+  new Map(Array.from({ length: partitions }, (_, partition) => [partition, offsets.get(partition) ?? 0]));
+
+export const sameOffsets = (a: Offsets, b: Offsets): boolean =>
+  a.size === b.size && [...a].every(([partition, next]) => b.get(partition) === next);
+
+export const describeOffsets = (offsets: Offsets): string =>
+  [...offsets].map(([partition, next]) => `${partition}:${next}`).join(' ');
