@@ -5,6 +5,7 @@ import { RateLimitBuckets1732400000005 } from './migrations/1732400000005-rate-l
 export * from './auth.store';
 export * from './credentials';
 export * from './password';
+export * from './queries/users.query';
 export * from './rate-limit.store';
 export * from './token';
 export { AuthTables1732400000000, TokenChangeNotices1732400000004, RateLimitBuckets1732400000005 };

@@ -1,5 +1,7 @@
+import { findUserId } from '@castlog/auth';
 import { checkFeedUrl, isGuid, LogEvent, normalizeGuid, RequestOutcome, toIso } from '@castlog/domain';
 import { EventLog, LogRecord } from '@castlog/event-log';
+import { HistoryQuery } from '@castlog/read-model';
 import Table from 'cli-table3';
 import { DataSource } from 'typeorm';
 import { CliError, CommandIo, runCommand } from './command-io';
@@ -40,15 +42,11 @@ export interface HistoryEntry {
 export function history(deps: HistoryDeps, user: string, options: HistoryOptions = {}): Promise<number> {
   return runCommand(deps, async () => {
     const userId = await userIdOf(deps.dataSource, user);
-    const s = `"${deps.schema}"`;
+    const query = new HistoryQuery(deps.dataSource, deps);
     const concerns =
-      options.guid === undefined ? () => true : await subscriptionFilter(deps, userId, options.guid);
+      options.guid === undefined ? () => true : await subscriptionFilter(deps, query, userId, options.guid);
 
-    const outcomes: { partition: number; offset: string; outcome: RequestOutcome; instant: string }[] =
-      await deps.dataSource.query(
-        `SELECT partition, "offset", outcome, instant FROM ${s}.request_outcomes WHERE user_id = $1`,
-        [userId],
-      );
+    const outcomes = await query.outcomes(userId);
     const outcomeAt = new Map(outcomes.map((row) => [`${row.partition}:${row.offset}`, row]));
 
     const records: LogRecord[] = [];
@@ -57,7 +55,7 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
         for (const record of batch.records)
           if (record.key === userId && concerns(record.value)) records.push(record);
       },
-      await startOf(deps, userId),
+      await startOf(deps, query, userId),
     );
     records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 
@@ -100,26 +98,19 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
 
 /** The user's id, by name (or by id). */
 async function userIdOf(dataSource: DataSource, user: string): Promise<string> {
-  const rows: { id: string }[] = await dataSource.query(
-    `SELECT id FROM castlog_auth.users WHERE name = $1
-     UNION ALL
-     SELECT id FROM castlog_auth.users WHERE $2::uuid IS NOT NULL AND id = $2::uuid
-     LIMIT 1`,
-    [user, isGuid(user) ? normalizeGuid(user) : null],
-  );
-  const row = rows[0];
-  if (!row) throw new CliError(`no user ${user}`);
-  return row.id;
+  const id = await findUserId(dataSource, user, isGuid(user) ? normalizeGuid(user) : null);
+  if (!id) throw new CliError(`no user ${user}`);
+  return id;
 }
 
 /** Where to start reading: from the user's first applied record in its partition when the
  * projection knows one (a user's events are all in one partition), else from the beginning. */
-async function startOf(deps: HistoryDeps, userId: string): Promise<Map<number, number> | undefined> {
-  const [first]: { partition: number; offset: string }[] = await deps.dataSource.query(
-    `SELECT partition, min("offset") AS offset FROM "${deps.schema}".request_outcomes
-      WHERE user_id = $1 GROUP BY partition ORDER BY partition LIMIT 1`,
-    [userId],
-  );
+async function startOf(
+  deps: HistoryDeps,
+  query: HistoryQuery,
+  userId: string,
+): Promise<Map<number, number> | undefined> {
+  const first = await query.firstApplied(userId);
   if (!first) return undefined;
   const from = await deps.eventLog.endOffsets();
   from.set(first.partition, Number(first.offset));
@@ -131,36 +122,12 @@ async function startOf(deps: HistoryDeps, userId: string): Promise<Map<number, n
  * it names one of them. A guid the read model does not know keeps the events naming that guid. */
 async function subscriptionFilter(
   deps: HistoryDeps,
+  query: HistoryQuery,
   userId: string,
   guid: string,
 ): Promise<(event: LogEvent) => boolean> {
   if (!isGuid(guid)) throw new CliError(`--guid must be a UUID, not ${guid}`);
-  const s = `"${deps.schema}"`;
-  const [family]: { guids: string[] | null; feed_urls: string[] | null; deletion_ids: string[] | null }[] =
-    await deps.dataSource.query(
-      `WITH RECURSIVE up(id, depth) AS (
-           SELECT subscription_id, 0 FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
-           UNION ALL
-           SELECT sub.merged_into, up.depth + 1 FROM up
-             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = up.id
-            WHERE sub.merged_into IS NOT NULL AND up.depth < 100
-         ),
-         final AS (SELECT id FROM up ORDER BY depth DESC LIMIT 1),
-         family(id, depth) AS (
-           SELECT id, 0 FROM final
-           UNION ALL
-           SELECT sub.id, family.depth + 1 FROM family
-             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.merged_into = family.id
-            WHERE family.depth < 100
-         )
-       SELECT (SELECT array_agg(guid::text) FROM ${s}.subscription_guids
-                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS guids,
-              (SELECT array_agg(normalized_feed_url) FROM ${s}.subscription_feed_urls
-                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS feed_urls,
-              (SELECT array_agg(deletion_id::text) FROM ${s}.deletions
-                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS deletion_ids`,
-      [userId, normalizeGuid(guid)],
-    );
+  const family = await query.family(userId, normalizeGuid(guid));
   const guids = new Set(family?.guids ?? []);
   if (guids.size === 0) {
     deps.stderr.write(`guid ${guid} is not in the read model: showing the events that name it\n`);

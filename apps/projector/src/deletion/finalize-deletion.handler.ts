@@ -1,6 +1,6 @@
 import { decide, LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
-import { ActiveProjection, Database, inTransaction, quoteIdent } from '@castlog/read-model';
+import { ActiveProjection, Database, DeletionSagaQuery, inTransaction, SagaRow } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
 import { isUnavailableError } from '@castlog/supervision';
 import { Inject, Logger } from '@nestjs/common';
@@ -9,15 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { writeChanges } from '../projection/changes.sql';
 import { loadStates } from '../projection/state.loader';
 import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
-
-interface SagaRow {
-  deletion_id: string;
-  user_id: string;
-  result: 'COMPLETED' | 'FAILED';
-  deleted_at: string | null;
-  reason: string | null;
-  logged: boolean;
-}
 
 /** Test-only fault injection, off unless the environment sets it: with
  * `CASTLOG_FAULT=exit-after-deletion-transaction` the process kills itself (SIGKILL) right after
@@ -68,30 +59,22 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
   }
 
   /** The saga acts on the projection version that serves reads. */
-  private get s(): string {
-    return quoteIdent(this.readModel.schema);
+  private get saga(): DeletionSagaQuery {
+    return new DeletionSagaQuery(this.readModel.schema);
   }
 
   /** Step 1. Answers the saga row (new or earlier), or null when the deletion is not pending. */
   private async runCascade(userId: string, deletionId: number): Promise<SagaRow | null> {
+    // One schema for the whole cascade, even when reads switch versions meanwhile.
+    const schema = this.readModel.schema;
+    const saga = new DeletionSagaQuery(schema);
     return inTransaction(this.database.dataSource, async (sql) => {
-      await sql.query(
-        `INSERT INTO ${this.s}.user_clocks (user_id, last_instant) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
-        [userId],
-      );
-      const [clock] = await sql.query<{ last_instant: string }>(
-        `SELECT last_instant FROM ${this.s}.user_clocks WHERE user_id = $1 FOR UPDATE`,
-        [userId],
-      );
-      const [earlier] = await sql.query<SagaRow>(
-        `SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`,
-        [deletionId],
-      );
+      const lastInstant = await saga.lockClock(sql, userId);
+      const earlier = await saga.result(sql, deletionId);
       if (earlier) return earlier;
-      const lastInstant = Number(clock?.last_instant ?? 0);
       const states = await loadStates(
         sql,
-        this.readModel.schema,
+        schema,
         { users: new Set([userId]), guids: [], feedUrls: [], deletionIds: [[userId, deletionId]] },
         new Map([[userId, lastInstant]]),
       );
@@ -101,29 +84,18 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       const event: LogEvent = { type: 'DeletionCompleted', userId, deletionId, deletedAt };
       const decision = decide(state, { event, sequence: -1 }, deletedAt);
       await sql.query('SAVEPOINT cascade');
-      await writeChanges(sql, this.readModel.schema, decision.changes);
+      await writeChanges(sql, schema, decision.changes);
       await sql.query('ROLLBACK TO SAVEPOINT cascade');
-      const [row] = await sql.query<SagaRow>(
-        `INSERT INTO ${this.s}.deletion_saga (deletion_id, user_id, result, deleted_at)
-         VALUES ($1, $2, 'COMPLETED', $3) RETURNING *`,
-        [deletionId, userId, deletedAt],
-      );
-      return row ?? null;
+      return (await saga.recordCompleted(sql, deletionId, userId, deletedAt)) ?? null;
     });
   }
 
   private async recordFailure(userId: string, deletionId: number, error: unknown): Promise<SagaRow | null> {
     const reason = error instanceof Error ? error.message : String(error);
-    await this.database.dataSource.query(
-      `INSERT INTO ${this.s}.deletion_saga (deletion_id, user_id, result, reason)
-       VALUES ($1, $2, 'FAILED', $3) ON CONFLICT (deletion_id) DO NOTHING`,
-      [deletionId, userId, reason.slice(0, 1000)],
-    );
-    const [row] = await this.database.dataSource.query(
-      `SELECT * FROM ${this.s}.deletion_saga WHERE deletion_id = $1`,
-      [deletionId],
-    );
-    return (row as SagaRow | undefined) ?? null;
+    const { dataSource } = this.database;
+    const saga = this.saga;
+    await saga.recordFailed(dataSource, deletionId, userId, reason.slice(0, 1000));
+    return (await saga.result(dataSource, deletionId)) ?? null;
   }
 
   /** Step 2: append the result to the log, then mark it logged. */
@@ -144,25 +116,16 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
         value: event,
       },
     ]);
-    await this.database.dataSource.query(
-      `UPDATE ${this.s}.deletion_saga SET logged = true WHERE deletion_id = $1`,
-      [deletionId],
-    );
+    await this.saga.markLogged(this.database.dataSource, deletionId);
   }
 
   /** What a crash can leave behind: pending deletions the saga never ran, and results it never
    * logged. */
   async sweep(run: (userId: string, deletionId: number) => Promise<unknown>): Promise<void> {
-    const unlogged: SagaRow[] = await this.database.dataSource.query(
-      `SELECT * FROM ${this.s}.deletion_saga WHERE NOT logged ORDER BY deletion_id LIMIT 1000`,
-    );
-    for (const row of unlogged) await this.logResult(row);
-    const pending: { user_id: string; deletion_id: string }[] = await this.database.dataSource.query(
-      `SELECT d.user_id, d.deletion_id FROM ${this.s}.deletions d
-        WHERE d.status = 'PENDING'
-          AND NOT EXISTS (SELECT 1 FROM ${this.s}.deletion_saga g WHERE g.deletion_id = d.deletion_id)
-        ORDER BY d.deletion_id LIMIT 1000`,
-    );
+    const { dataSource } = this.database;
+    const saga = this.saga;
+    for (const row of await saga.unlogged(dataSource)) await this.logResult(row);
+    const pending = await saga.pendingWithoutResult(dataSource);
     for (const row of pending) await run(row.user_id, Number(row.deletion_id));
   }
 }

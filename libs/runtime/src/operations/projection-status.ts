@@ -3,8 +3,8 @@ import { EventLog } from '@castlog/event-log';
 import {
   ActiveProjection,
   Database,
+  DeletionsQuery,
   ProjectionVersion,
-  quoteIdent,
   storedOffsets,
 } from '@castlog/read-model';
 import { Inject, Injectable } from '@nestjs/common';
@@ -38,10 +38,7 @@ export class ProjectionStatus {
     );
   }
 
-  async deletionsByStatus(): Promise<Map<string, number>> {
-    const rows: { status: string; count: string }[] = await this.database.dataSource.query(
-      `SELECT status, count(*) AS count FROM ${quoteIdent(this.readModel.schema)}.deletions GROUP BY status`,
-    );
-    return new Map(rows.map((row) => [row.status, Number(row.count)]));
+  deletionsByStatus(): Promise<Map<string, number>> {
+    return new DeletionsQuery(this.database.dataSource, this.readModel).countByStatus();
   }
 }
