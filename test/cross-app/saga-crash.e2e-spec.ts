@@ -2,19 +2,19 @@ import { LogEvent } from '@castlog/domain';
 import { describeDifference, verifyReplay } from '@castlog/replay';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
-import { RunningChild, startChild } from '../support/processes';
+import { RunningChild, startBuilt, startChild } from '../support/processes';
 import { CastlogUnderTest, childProjectorEnv, startCastlog } from '../support/start-castlog';
 
 /** The deletion saga killed (SIGKILL) after its transaction committed and before it appended its
  * result: the restarted projector's recovery sweep appends the result once, and the deletion ends
- * SUCCESS exactly once. The crash comes from a test-only switch in FinalizeDeletionHandler
- * (CASTLOG_FAULT=exit-after-deletion-transaction), in a child projector built with `npm run build`. */
+ * SUCCESS exactly once. The crash comes from this test's own projector entry point
+ * (saga-crash.projector.ts: the projector module with a fault hook that kills the process after the
+ * saga's transaction), run as a child built with `npm run build`, as the restarted projector is. */
 describe('a crash between the deletion saga transaction and its outcome event', () => {
   let app: CastlogUnderTest;
   let projectorEnv: NodeJS.ProcessEnv;
   const children: RunningChild[] = [];
-  const projector = (env: NodeJS.ProcessEnv) => {
-    const child = startChild('projector', env);
+  const started = (child: RunningChild) => {
     children.push(child);
     return child;
   };
@@ -44,7 +44,9 @@ describe('a crash between the deletion saga transaction and its outcome event', 
     const { dataSource, schema } = app.runtime.database;
     const alice = await app.freshUser();
     const g = guid();
-    const crashing = projector({ ...projectorEnv, CASTLOG_FAULT: 'exit-after-deletion-transaction' });
+    const crashing = started(
+      startBuilt('dist/test/cross-app/saga-crash.projector.js', projectorEnv, 'crashing projector'),
+    );
     const added = await app
       .as(alice)
       .post('/v1/subscriptions', { subscriptions: [{ feed_url: feed(), guid: g }] });
@@ -65,7 +67,7 @@ describe('a crash between the deletion saga transaction and its outcome event', 
     expect(await completionsOf(deletionId)).toEqual([]);
     expect((await app.as(alice).get(`/v1/deletions/${deletionId}`)).body.status).toBe('PENDING');
 
-    const restarted = projector(projectorEnv);
+    const restarted = started(startChild('projector', projectorEnv));
     // The dead consumer holds its partitions until Kafka's session timeout (30 s) ends.
     await app.until(
       'the deletion to be SUCCESS',

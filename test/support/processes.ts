@@ -22,7 +22,13 @@ export interface RunningChild {
 
 /** Starts a built entry point (`dist/apps/<app>/src/main.js`) as a child process. */
 export function startChild(app: string, env: NodeJS.ProcessEnv): RunningChild {
-  const child = spawn(process.execPath, [resolve(ROOT, `dist/apps/${app}/src/main.js`)], {
+  return startBuilt(`dist/apps/${app}/src/main.js`, env, app);
+}
+
+/** Starts a built script (a path under dist/, such as a test's own entry point that
+ * tsconfig.build.json builds) as a child process; `app` names it in messages. */
+export function startBuilt(script: string, env: NodeJS.ProcessEnv, app: string): RunningChild {
+  const child = spawn(process.execPath, [resolve(ROOT, script)], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,17 +3,13 @@ import { EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database, DeletionSagaQuery, inTransaction, SagaRow } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
 import { isUnavailableError } from '@castlog/supervision';
-import { Inject, Logger } from '@nestjs/common';
+import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { writeChanges } from '../projection/changes.sql';
 import { loadStates } from '../projection/state.loader';
+import { DELETION_SAGA_FAULTS, DeletionSagaFaults } from './deletion-saga.faults';
 import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
-
-/** Test-only fault injection, off unless the environment sets it: with
- * `CASTLOG_FAULT=exit-after-deletion-transaction` the process kills itself (SIGKILL) right after
- * step 1 commits, before step 2 — the crash test/cross-app/saga-crash.e2e-spec.ts recovers from. */
-const FAULT = process.env.CASTLOG_FAULT;
 
 /** Finalizes a deletion in two idempotent steps, each keyed by the deletion id:
  * 1. one transaction runs the cascade (the decider's DeletionCompleted changes) and records the
@@ -34,6 +30,8 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
     @Inject(DATABASE) private readonly database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
     private readonly readModel: ActiveProjection,
+    /** Provided by tests only (test/cross-app/saga-crash.projector.ts crashes between the steps). */
+    @Optional() @Inject(DELETION_SAGA_FAULTS) private readonly faults: DeletionSagaFaults = {},
   ) {}
 
   async execute({ userId, deletionId }: FinalizeDeletionCommand): Promise<FinalizeDeletionResult> {
@@ -50,7 +48,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
         row = await this.recordFailure(userId, deletionId, error);
       }
       if (!row) return 'ALREADY_FINALIZED';
-      if (FAULT === 'exit-after-deletion-transaction') process.kill(process.pid, 'SIGKILL');
+      await this.faults.afterCascade?.(deletionId);
       await this.logResult(row);
       return row.result;
     } finally {
