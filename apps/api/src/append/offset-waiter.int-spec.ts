@@ -1,0 +1,146 @@
+import { RequestOutcome } from '@castlog/domain';
+import {
+  ActiveProjection,
+  Database,
+  inTransaction,
+  projectionSchema,
+  ProjectionVersions,
+  quoteIdent,
+  Sql,
+} from '@castlog/read-model';
+import { DependencyHealth } from '@castlog/supervision';
+import { randomUUID } from 'node:crypto';
+import {
+  openReadModelTestDatabase,
+  storeOffsets,
+} from '../../../../libs/read-model/src/testing/read-model-database';
+import { poll } from '../../../../test/support/until';
+import { OffsetWaiter } from './offset-waiter';
+
+const BASE = 'rm';
+const V2 = projectionSchema(BASE, 2);
+const COMPONENT = 'offset-notices';
+
+const recorded = (label: string): RequestOutcome =>
+  ({ kind: 'Recorded', label }) as unknown as RequestOutcome;
+
+/** What a projector transaction commits for the record at (partition, offset): its outcome, the
+ * partition's next offset past it and, unless `notify` is false, the notice. */
+async function apply(
+  database: Database,
+  schema: string,
+  partition: number,
+  offset: number,
+  outcome: RequestOutcome | null,
+  { notify = true } = {},
+): Promise<void> {
+  await inTransaction(database.dataSource, async (sql: Sql) => {
+    if (outcome)
+      await sql.query(
+        `INSERT INTO ${quoteIdent(schema)}.request_outcomes
+           (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
+         VALUES ($1, $2, 'user', $3, 'request', 'SubscriptionsAddRequested', 1, $4)`,
+        [partition, offset, randomUUID(), JSON.stringify(outcome)],
+      );
+    await storeOffsets(sql, schema, { [partition]: offset + 1 }, { notify });
+  });
+}
+
+/** The OffsetWaiter against PostgreSQL: woken by the projector's NOTIFY, bounded by its timeout,
+ * deaf for no longer than its connection is down, and following projection switches. */
+describe('OffsetWaiter', () => {
+  let database: Database;
+  let readModel: ActiveProjection;
+  let health: DependencyHealth;
+  let waiter: OffsetWaiter;
+
+  beforeEach(async () => {
+    database = await openReadModelTestDatabase('offset_waiter', [BASE, V2]);
+    const versions = new ProjectionVersions(database.dataSource, BASE);
+    readModel = new ActiveProjection(versions, await versions.register(1));
+    await versions.register(2);
+    health = new DependencyHealth();
+    waiter = new OffsetWaiter(database.url, database.dataSource, readModel, health);
+    await waiter.start();
+  });
+  afterEach(async () => {
+    await waiter?.close();
+    await database?.close();
+  });
+
+  it("answers a request's stored outcome once the projector's notice says its record is applied", async () => {
+    const waiting = waiter.outcomeOf(0, 2, 10_000);
+    await apply(database, BASE, 0, 0, recorded('first'));
+    await apply(database, BASE, 0, 1, recorded('second'));
+    await apply(database, BASE, 0, 2, recorded('third'));
+    expect(await waiting).toEqual(recorded('third'));
+  });
+
+  it('answers at once for a record applied before it asked, read from the table', async () => {
+    await apply(database, BASE, 1, 4, recorded('applied'), { notify: false });
+    expect(await waiter.outcomeOf(1, 4, 50)).toEqual(recorded('applied'));
+  });
+
+  it('answers timed-out after its bound, and the record still applies later', async () => {
+    const started = Date.now();
+    expect(await waiter.outcomeOf(0, 0, 200)).toBe('timed-out');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    await apply(database, BASE, 0, 0, recorded('late'));
+    await poll('the late outcome', async () => (await waiter.outcomeOf(0, 0, 1_000)) !== 'timed-out');
+    expect(await waiter.outcomeOf(0, 0, 1_000)).toEqual(recorded('late'));
+  });
+
+  it('answers missing when its position is passed without an outcome', async () => {
+    const waiting = waiter.outcomeOf(2, 0, 10_000);
+    await apply(database, BASE, 2, 0, null);
+    expect(await waiting).toBe('missing');
+  });
+
+  it("ignores another version's notices", async () => {
+    const waiting = waiter.outcomeOf(0, 0, 500);
+    await apply(database, V2, 0, 0, recorded('other version'));
+    expect(await waiting).toBe('timed-out');
+  });
+
+  it('after its connection is lost, reconnects by itself and re-reads what it missed meanwhile', async () => {
+    const waiting = waiter.outcomeOf(0, 3, 30_000);
+    // Applied silently: only re-reading the table after the reconnection can release the request.
+    await apply(database, BASE, 0, 3, recorded('missed'), { notify: false });
+    const states: string[] = [];
+    health.observe({ lost: () => states.push('lost'), restored: () => states.push('restored') });
+    const [terminated] = await database.dataSource.query(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+    );
+    expect(terminated.n).toBe(1);
+    expect(await waiting).toEqual(recorded('missed'));
+    await poll('the listener to report it is back', () => states.includes('restored'));
+    expect(states).toEqual(['lost', 'restored']);
+    expect(health.isDown(COMPONENT)).toBe(false);
+
+    // And it hears notices again.
+    const next = waiter.outcomeOf(0, 4, 10_000);
+    await apply(database, BASE, 0, 4, recorded('heard'));
+    expect(await next).toEqual(recorded('heard'));
+  });
+
+  it('follows a projection switch: a request waiting on the old version is answered from the new one', async () => {
+    const waiting = waiter.outcomeOf(0, 5, 10_000);
+    // Version 2 has applied the record; version 1 has not.
+    for (let offset = 0; offset <= 5; offset += 1)
+      await apply(database, V2, 0, offset, recorded(`v2 ${offset}`), { notify: false });
+    expect(await readModel.versions.activateIfCaughtUp(2)).toBe('activated');
+    expect(await waiting).toEqual(recorded('v2 5'));
+    expect(readModel.version).toBe(2);
+    // Version 1's notices no longer release anything.
+    const next = waiter.outcomeOf(0, 6, 300);
+    await apply(database, BASE, 0, 6, recorded('v1 6'));
+    expect(await next).toBe('timed-out');
+  });
+
+  it('answers timed-out to every waiting request when it closes', async () => {
+    const waiting = [waiter.outcomeOf(0, 9, 30_000), waiter.outcomeOf(1, 9, 30_000)];
+    await waiter.close();
+    expect(await Promise.all(waiting)).toEqual(['timed-out', 'timed-out']);
+  });
+});
