@@ -21,8 +21,12 @@ const BASE = 'rm';
 const V2 = projectionSchema(BASE, 2);
 const COMPONENT = 'offset-notices';
 
-const recorded = (label: string): RequestOutcome =>
-  ({ kind: 'Recorded', label }) as unknown as RequestOutcome;
+/** An outcome told apart by its label. */
+const recorded = (label: string): RequestOutcome => ({
+  kind: 'Added',
+  success: [],
+  failure: [{ feedUrl: label, message: 'a fixture' }],
+});
 
 /** What a projector transaction commits for the record at (partition, offset): its outcome, the
  * partition's next offset past it and, unless `notify` is false, the notice. */
