@@ -7,5 +7,6 @@ export * from './subscriptions/feed-url';
 export { DomainInvariantError } from './subscriptions/invariant';
 export type { Decision } from './subscriptions/decision';
 export { Draft, evolve, initialState } from './subscriptions/evolve';
+export * from './subscriptions/keys';
 export { latestGuid, resolveSubscription } from './subscriptions/resolve';
 export * from './subscriptions/subscription.decider';

@@ -1,9 +1,9 @@
-import { decide, Draft, LogEvent, nextInstant } from '@castlog/domain';
+import { decide, Draft, keysOf, LogEvent, nextInstant } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import { inTransaction, OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
 import { changeWrites, OutcomeRow, outcomeWrites, runWrites } from './changes.sql';
-import { keysOf, loadStates } from './state.loader';
+import { loadStates } from './state.loader';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer E)[] ? E[] : T[K] };
 

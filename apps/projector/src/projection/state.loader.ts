@@ -1,63 +1,13 @@
 import {
-  checkFeedUrl,
+  BatchKeys,
   Deletion,
   DeletionStatus,
   GuidEntry,
   initialState,
-  isGuid,
-  LogEvent,
-  normalizeGuid,
   Subscription,
   UserSubscriptions,
 } from '@castlog/domain';
 import { quoteIdent, Sql } from '@castlog/read-model';
-
-/** What the events of a batch can reach, per user: guids, normalised feed_urls, deletion ids. */
-export interface BatchKeys {
-  readonly guids: [string, string][];
-  readonly feedUrls: [string, string][];
-  readonly deletionIds: [string, number][];
-  readonly users: Set<string>;
-}
-
-export function keysOf(events: readonly LogEvent[]): BatchKeys {
-  const keys: BatchKeys = { guids: [], feedUrls: [], deletionIds: [], users: new Set() };
-  const guid = (userId: string, value: unknown) => {
-    if (isGuid(value)) keys.guids.push([userId, normalizeGuid(value)]);
-  };
-  const feedUrl = (userId: string, value: unknown) => {
-    const checked = checkFeedUrl(value);
-    if (checked.ok) keys.feedUrls.push([userId, checked.normalized]);
-  };
-  for (const event of events) {
-    keys.users.add(event.userId);
-    switch (event.type) {
-      case 'SubscriptionsAddRequested':
-        for (const item of event.items) {
-          guid(event.userId, item.guid);
-          feedUrl(event.userId, item.feedUrl);
-        }
-        break;
-      case 'SubscriptionUpdateRequested':
-        guid(event.userId, event.guid);
-        guid(event.userId, event.newGuid);
-        feedUrl(event.userId, event.newFeedUrl);
-        break;
-      case 'DeletionRequested':
-        guid(event.userId, event.guid);
-        break;
-      case 'DeletionCompleted':
-      case 'DeletionFailed':
-        keys.deletionIds.push([event.userId, event.deletionId]);
-        break;
-      default: {
-        const never: never = event;
-        throw new Error(`unknown event ${JSON.stringify(never)}`);
-      }
-    }
-  }
-  return keys;
-}
 
 interface SubscriptionRow {
   user_id: string;
@@ -84,10 +34,16 @@ function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, 
 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
-/** Loads, for every user of the batch, the subscriptions its events can reach (and those they are
- * merged into), with their guid chains, feed_urls and deletions, and the user's clock. Callers
- * hold the users' clock rows locked. */
-export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, clocks: Map<string, number>) {
+/** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
+ * domain, which says what that is): the subscriptions named and those they are merged into, with
+ * their guid chains and the feed_urls mapping to them, the deletions named or attached, and the
+ * user's clock. Callers hold the users' clock rows locked. */
+export async function loadStates(
+  sql: Sql,
+  schema: string,
+  keys: BatchKeys,
+  clocks: ReadonlyMap<string, number>,
+): Promise<Map<string, UserSubscriptions>> {
   const s = quoteIdent(schema);
   const subscriptions = await sql.query<SubscriptionRow>(
     // Every key and every step is one primary-key probe: LATERAL … LIMIT 1 keeps the planner from
@@ -145,12 +101,15 @@ export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, cloc
             owners,
           ),
         ]);
-  const deletionIds = [
-    ...subscriptions.filter((r) => r.deletion_id !== null).map((r) => Number(r.deletion_id)),
-    ...keys.deletionIds.map(([, d]) => d),
+  // The deletions named and those attached, each of its own user.
+  const deletionKeys = [
+    ...subscriptions
+      .filter((r) => r.deletion_id !== null)
+      .map((r) => [r.user_id, Number(r.deletion_id)] as const),
+    ...keys.deletionIds,
   ];
   const deletionRows =
-    deletionIds.length === 0
+    deletionKeys.length === 0
       ? []
       : await sql.query<{
           deletion_id: string;
@@ -159,7 +118,11 @@ export async function loadStates(sql: Sql, schema: string, keys: BatchKeys, cloc
           status: DeletionStatus;
           requested_at: string;
           finished_at: string | null;
-        }>(`SELECT * FROM ${s}.deletions WHERE deletion_id = ANY($1::bigint[])`, [deletionIds]);
+        }>(
+          `SELECT d.* FROM unnest($1::text[], $2::bigint[]) AS k(user_id, deletion_id)
+             JOIN ${s}.deletions d ON d.deletion_id = k.deletion_id AND d.user_id = k.user_id`,
+          [deletionKeys.map(([u]) => u), deletionKeys.map(([, d]) => d)],
+        );
 
   const key = (userId: string, id: string) => `${userId}\u0000${id}`;
   const guidsOf = new Map<string, GuidEntry[]>();

@@ -1,0 +1,101 @@
+import { Guid, LogEvent, UserId } from '../events/log-event';
+import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
+import { DomainInvariantError } from './invariant';
+import { Deletion, Subscription, UserSubscriptions } from './subscription';
+
+/** What events can reach, each key with its user: guids (stored form), normalised feed_urls and
+ * deletion ids. */
+export interface BatchKeys {
+  readonly users: ReadonlySet<UserId>;
+  readonly guids: readonly (readonly [UserId, Guid])[];
+  readonly feedUrls: readonly (readonly [UserId, string])[];
+  readonly deletionIds: readonly (readonly [UserId, number])[];
+}
+
+/** The keys `decide` looks the events up by, read the way `decide` reads them: an item's guid when
+ * it is a UUID and its feed_url passes (an item failing its feed_url reaches nothing), the checked
+ * feed_url's normalised form, a PATCH's path guid, new_guid and normalised new_feed_url, a DELETE's
+ * guid, and the deletion a saga result names. Only UUIDs are guid keys: no other guid is stored.
+ * Loading `reach(state, keysOf(events))` for each user is enough for `decide` on those events,
+ * whatever the batch holds (keys.spec.ts). */
+export function keysOf(events: readonly LogEvent[]): BatchKeys {
+  const users = new Set<UserId>();
+  const guids: [UserId, Guid][] = [];
+  const feedUrls: [UserId, string][] = [];
+  const deletionIds: [UserId, number][] = [];
+  const guid = (userId: UserId, value: unknown): void => {
+    if (isGuid(value)) guids.push([userId, normalizeGuid(value)]);
+  };
+  for (const event of events) {
+    const { userId } = event;
+    users.add(userId);
+    switch (event.type) {
+      case 'SubscriptionsAddRequested':
+        for (const item of event.items) {
+          const feedUrl = checkFeedUrl(item.feedUrl);
+          if (!feedUrl.ok) continue;
+          feedUrls.push([userId, feedUrl.normalized]);
+          guid(userId, item.guid);
+        }
+        break;
+      case 'SubscriptionUpdateRequested':
+        guid(userId, event.guid);
+        guid(userId, event.newGuid);
+        if (event.newFeedUrl !== undefined) feedUrls.push([userId, normalizeFeedUrl(event.newFeedUrl)]);
+        break;
+      case 'DeletionRequested':
+        guid(userId, event.guid);
+        break;
+      case 'DeletionCompleted':
+      case 'DeletionFailed':
+        deletionIds.push([userId, event.deletionId]);
+        break;
+      default: {
+        const unexpected: never = event;
+        throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);
+      }
+    }
+  }
+  return { users, guids, feedUrls, deletionIds };
+}
+
+/** The part of one user's state that the user's keys reach, which is what a loader loads: the
+ * subscriptions a key names (by any guid of their chain, a normalised feed_url that maps to them,
+ * or a deletion of theirs) and those they are merged into, with every guid and feed_url mapping to
+ * them; the deletions named, and those attached to a subscription loaded; the clock. */
+export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscriptions {
+  const mine = <T>(pairs: readonly (readonly [UserId, T])[]): T[] =>
+    pairs.filter(([userId]) => userId === state.userId).map(([, value]) => value);
+  const deletions = new Map<number, Deletion>();
+  const named: Guid[] = [];
+  for (const guid of mine(keys.guids)) named.push(...found(state.byGuid.get(guid)));
+  for (const url of mine(keys.feedUrls)) named.push(...found(state.byFeedUrl.get(url)));
+  for (const deletionId of mine(keys.deletionIds)) {
+    const deletion = state.deletions.get(deletionId);
+    if (deletion === undefined) continue;
+    deletions.set(deletionId, deletion);
+    named.push(deletion.subscriptionId);
+  }
+  const subscriptions = new Map<Guid, Subscription>();
+  for (let id = named.pop(); id !== undefined; id = named.pop()) {
+    const subscription = state.subscriptions.get(id);
+    if (subscription === undefined || subscriptions.has(id)) continue;
+    subscriptions.set(id, subscription);
+    if (subscription.mergedInto !== null) named.push(subscription.mergedInto);
+    const attached =
+      subscription.deletionId === null ? undefined : state.deletions.get(subscription.deletionId);
+    if (attached !== undefined) deletions.set(attached.deletionId, attached);
+  }
+  const toLoaded = <K>(map: ReadonlyMap<K, Guid>): Map<K, Guid> =>
+    new Map([...map].filter(([, id]) => subscriptions.has(id)));
+  return {
+    userId: state.userId,
+    lastInstant: state.lastInstant,
+    subscriptions,
+    byGuid: toLoaded(state.byGuid),
+    byFeedUrl: toLoaded(state.byFeedUrl),
+    deletions,
+  };
+}
+
+const found = (id: Guid | undefined): Guid[] => (id === undefined ? [] : [id]);

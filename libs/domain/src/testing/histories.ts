@@ -1,0 +1,255 @@
+import fc from 'fast-check';
+import { AddItem, Guid, LoggedEvent, LogEvent, UserId } from '../events/log-event';
+import { Decision } from '../subscriptions/decision';
+import { Draft, initialState } from '../subscriptions/evolve';
+import { BatchKeys } from '../subscriptions/keys';
+import { UserSubscriptions } from '../subscriptions/subscription';
+import { decide } from '../subscriptions/subscription.decider';
+import { Instant, nextInstant } from '../time';
+import { G1, G2, G3, G4, G5, G6, OTHER_USER, T0, USER } from './builders';
+
+/** One event of a generated history: logged at `sequence`, its record appended at `recordTime`. */
+export interface HistoryEvent {
+  readonly logged: LoggedEvent;
+  readonly recordTime: Instant;
+}
+
+/** A few guids and feed_urls, so that generated requests keep meeting each other: the same feed
+ * spelt differently, a path that differs, http beside https, feed_urls that fail. */
+const GUIDS: readonly Guid[] = [G1, G2, G3, G4, G5, G6];
+const VALID_FEEDS = [
+  'https://a.example/rss',
+  'HTTPS://A.example:443/rss#top',
+  'https://a.example/rss2',
+  'http://a.example/rss',
+  'https://b.example/rss',
+  'https://B.EXAMPLE/rss',
+  'http://c.example/feed',
+  'http://C.example:80/feed#x',
+];
+const INVALID_FEEDS: readonly unknown[] = ['ftp://a.example/rss', 'example.com/rss', '', 42, null, undefined];
+
+/** A guid as a request names it: one of the few, possibly upper-cased; one the API drew for an
+ * earlier item of anyone (the n-th, modulo those drawn so far); or, mostly, one the user has (the
+ * n-th of their guids, most recent first). */
+type GuidRef = { readonly fixed: Guid } | { readonly drawn: number } | { readonly mine: number };
+
+type Planned =
+  | {
+      readonly type: 'add';
+      readonly items: readonly {
+        readonly feedUrl: unknown;
+        readonly guid?: GuidRef | { invalid: unknown };
+      }[];
+    }
+  | {
+      readonly type: 'update';
+      readonly guid: GuidRef;
+      readonly newGuid?: GuidRef;
+      readonly newFeedUrl?: string;
+      readonly isSubscribed?: boolean;
+    }
+  | { readonly type: 'delete'; readonly guid: GuidRef }
+  /** A saga result for one of the user's deletions (pending ones first), or for one that does not
+   * exist. */
+  | { readonly type: 'completed' | 'failed'; readonly pick: number; readonly unknown: boolean };
+
+const guidRef: fc.Arbitrary<GuidRef> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(...GUIDS, G1.toUpperCase(), G2.toUpperCase()).map((guid) => ({ fixed: guid })),
+  },
+  { weight: 1, arbitrary: fc.nat(40).map((n) => ({ drawn: n })) },
+  { weight: 4, arbitrary: fc.nat(6).map((n) => ({ mine: n })) },
+);
+
+const planned: fc.Arbitrary<Planned> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      type: fc.constant('add' as const),
+      items: fc.array(
+        fc.record(
+          {
+            feedUrl: fc.oneof(
+              { weight: 5, arbitrary: fc.constantFrom<unknown>(...VALID_FEEDS) },
+              { weight: 1, arbitrary: fc.constantFrom(...INVALID_FEEDS) },
+            ),
+            guid: fc.oneof(
+              { weight: 4, arbitrary: guidRef },
+              {
+                weight: 1,
+                arbitrary: fc.constantFrom('not-a-guid', 42, null).map((invalid) => ({ invalid })),
+              },
+            ),
+          },
+          { requiredKeys: ['feedUrl'] },
+        ),
+        { minLength: 1, maxLength: 4 },
+      ),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        type: fc.constant('update' as const),
+        guid: guidRef,
+        newGuid: guidRef,
+        newFeedUrl: fc.constantFrom(...VALID_FEEDS),
+        isSubscribed: fc.boolean(),
+      },
+      { requiredKeys: ['type', 'guid'] },
+    ),
+  },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant('delete' as const), guid: guidRef }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constantFrom('completed' as const, 'failed' as const),
+      pick: fc.nat(3),
+      unknown: fc.nat(4).map((n) => n === 0),
+    }),
+  },
+);
+
+/** Deletion ids that name no deletion: above every sequence a generated history uses. */
+const UNKNOWN_DELETION = 1_000_000;
+
+/** A history of `users`' requests and saga results in log order, each event logged at its 1-based
+ * position. Every item carries a candidate guid of its own, as the API draws them; requests mostly
+ * name guids and deletions the user has (the history is folded as it is drawn), and sometimes
+ * others. Record times go back as well as forward. */
+export const historyArbitrary = (
+  options: { users?: readonly UserId[]; maxLength?: number } = {},
+): fc.Arbitrary<HistoryEvent[]> => {
+  const users = options.users ?? [USER, OTHER_USER];
+  return fc
+    .array(
+      fc.record({
+        user: fc.constantFrom(...users),
+        after: fc.integer({ min: -120_000, max: 600_000 }),
+        planned,
+      }),
+      { minLength: 1, maxLength: options.maxLength ?? 30, size: 'max' },
+    )
+    .map((plans) => {
+      const drawn: Guid[] = [];
+      const states = new Map<UserId, UserSubscriptions>();
+      const stateOf = (user: UserId): UserSubscriptions => states.get(user) ?? initialState(user);
+      const nth = <T>(values: readonly T[], n: number): T | undefined =>
+        values[values.length - 1 - (n % Math.max(values.length, 1))];
+      const resolve = (user: UserId, ref: GuidRef): Guid => {
+        if ('fixed' in ref) return ref.fixed;
+        if ('drawn' in ref) return drawn[ref.drawn % Math.max(drawn.length, 1)] ?? G6;
+        return nth([...stateOf(user).byGuid.keys()], ref.mine) ?? (GUIDS[ref.mine % GUIDS.length] as Guid);
+      };
+      let recordTime = T0;
+      return plans.map(({ user, after, planned: plan }, index): HistoryEvent => {
+        recordTime += after;
+        const event = ((): LogEvent => {
+          switch (plan.type) {
+            case 'add': {
+              const items = plan.items.map((item, i): AddItem => {
+                const guid =
+                  item.guid === undefined
+                    ? {}
+                    : { guid: 'invalid' in item.guid ? item.guid.invalid : resolve(user, item.guid) };
+                return { feedUrl: item.feedUrl, ...guid, candidateGuid: candidate(drawn.length + i) };
+              });
+              drawn.push(...items.map((item) => item.candidateGuid));
+              return { type: 'SubscriptionsAddRequested', userId: user, items };
+            }
+            case 'update':
+              return {
+                type: 'SubscriptionUpdateRequested',
+                userId: user,
+                guid: resolve(user, plan.guid),
+                ...(plan.newGuid !== undefined ? { newGuid: resolve(user, plan.newGuid) } : {}),
+                ...(plan.newFeedUrl !== undefined ? { newFeedUrl: plan.newFeedUrl } : {}),
+                ...(plan.isSubscribed !== undefined ? { isSubscribed: plan.isSubscribed } : {}),
+              };
+            case 'delete':
+              return { type: 'DeletionRequested', userId: user, guid: resolve(user, plan.guid) };
+            case 'completed':
+            case 'failed': {
+              const byStatus = [...stateOf(user).deletions.values()].sort(
+                (a, b) => Number(a.status === 'PENDING') - Number(b.status === 'PENDING'),
+              );
+              const deletionId = plan.unknown
+                ? UNKNOWN_DELETION + plan.pick
+                : (nth(byStatus, plan.pick)?.deletionId ?? UNKNOWN_DELETION + plan.pick);
+              return plan.type === 'completed'
+                ? { type: 'DeletionCompleted', userId: user, deletionId, deletedAt: recordTime }
+                : { type: 'DeletionFailed', userId: user, deletionId, reason: 'rolled back' };
+            }
+          }
+        })();
+        const logged: LoggedEvent = { event, sequence: index + 1 };
+        const before = stateOf(user);
+        const decision = decide(before, logged, nextInstant(recordTime, before.lastInstant));
+        states.set(user, new Draft(before).apply(decision.changes).state);
+        return { logged, recordTime };
+      });
+    });
+};
+
+/** The n-th candidate guid of a history: a UUID no fixed guid and no other candidate equals. */
+const candidate = (n: number): Guid => `cccccccc-cccc-4ccc-8ccc-${n.toString(16).padStart(12, '0')}`;
+
+/** Cut points that split a history of `length` events into consecutive batches, as the log hands
+ * them over. */
+export const batchesArbitrary = (length: number): fc.Arbitrary<number[]> =>
+  fc
+    .uniqueArray(fc.integer({ min: 1, max: Math.max(1, length - 1) }), { maxLength: Math.max(0, length - 1) })
+    .map((cuts) => [...new Set([0, ...cuts.filter((cut) => cut < length), length])].sort((a, b) => a - b));
+
+/** One event decided as the projector decides it. */
+export interface Step {
+  readonly logged: LoggedEvent;
+  readonly now: Instant;
+  /** The user's whole state before the event. */
+  readonly before: UserSubscriptions;
+  readonly decision: Decision;
+}
+
+/** Folds a history over each user's whole state, from the initial one. */
+export function foldHistory(history: readonly HistoryEvent[]): {
+  readonly steps: Step[];
+  readonly states: Map<UserId, UserSubscriptions>;
+} {
+  const states = new Map<UserId, UserSubscriptions>();
+  const steps = history.map(({ logged, recordTime }): Step => {
+    const userId = logged.event.userId;
+    const before = states.get(userId) ?? initialState(userId);
+    const now = nextInstant(recordTime, before.lastInstant);
+    const decision = decide(before, logged, now);
+    states.set(userId, new Draft(before).apply(decision.changes).state);
+    return { logged, now, before, decision };
+  });
+  return { steps, states };
+}
+
+/** Every key of a user's state: reaching with them loads the whole state. */
+export const keysOfState = (state: UserSubscriptions): BatchKeys => ({
+  users: new Set([state.userId]),
+  guids: [...state.byGuid.keys()].map((guid) => [state.userId, guid] as const),
+  feedUrls: [...state.byFeedUrl.keys()].map((url) => [state.userId, url] as const),
+  deletionIds: [...state.deletions.keys()].map((id) => [state.userId, id] as const),
+});
+
+/** The same history for other users, logged `offset` positions later: the deletion ids it yields
+ * and names move with it (unknown ones too), so it decides the same. */
+export const relabel = (
+  history: readonly HistoryEvent[],
+  userOf: (userId: UserId) => UserId,
+  offset: number,
+): HistoryEvent[] =>
+  history.map(({ logged: { event, sequence }, recordTime }) => {
+    const moved = { ...event, userId: userOf(event.userId) } as LogEvent;
+    const renamed: LogEvent =
+      moved.type === 'DeletionCompleted' || moved.type === 'DeletionFailed'
+        ? { ...moved, deletionId: moved.deletionId + offset }
+        : moved;
+    return { logged: { event: renamed, sequence: sequence + offset }, recordTime };
+  });
