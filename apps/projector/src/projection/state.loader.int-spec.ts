@@ -1,0 +1,185 @@
+import { Draft, initialState, keysOf, LogEvent, reach, UserId, UserSubscriptions } from '@castlog/domain';
+import { Database, poolOf, Sql } from '@castlog/read-model';
+import { openDatabaseAt } from '@castlog/runtime';
+import fc from 'fast-check';
+import {
+  addRequested,
+  deletionCompleted,
+  deletionRequested,
+  G1,
+  G2,
+  G3,
+  T1,
+  updateRequested,
+} from '../../../../libs/domain/src/testing';
+import {
+  batchesArbitrary,
+  foldHistory,
+  HistoryEvent,
+  historyArbitrary,
+  keysOfState,
+  relabel,
+} from '../../../../libs/domain/src/testing/histories';
+import { createTestDatabase } from '../../../../test/support/databases';
+import { writeChanges } from './changes.sql';
+import { loadStates } from './state.loader';
+
+const SCHEMA = 'castlog';
+const A = 'https://a.example/rss';
+const B = 'https://b.example/rss';
+
+/** Users and log positions of their own for each case, so cases never meet in the one database. */
+let cases = 0;
+const nextCase = () => {
+  cases += 1;
+  return { prefix: `loader-${cases}`, offset: cases * 10_000 };
+};
+
+describe('loadStates: the part of each state a batch reaches, read back from the read model', () => {
+  let database: Database;
+  let sql: Sql;
+  beforeAll(async () => {
+    database = await openDatabaseAt(await createTestDatabase('state_loader'), SCHEMA, 2);
+    const pool = poolOf(database.dataSource);
+    sql = { query: async (text, params) => (await pool.query(text, params)).rows };
+  });
+  afterAll(() => database?.close());
+
+  const clocksOf = async (users: Iterable<UserId>): Promise<Map<UserId, number>> => {
+    const rows = await sql.query<{ user_id: string; last_instant: number }>(
+      `SELECT user_id, last_instant::float8 AS last_instant FROM castlog.user_clocks WHERE user_id = ANY($1::text[])`,
+      [[...users]],
+    );
+    return new Map(rows.map((row) => [row.user_id, row.last_instant]));
+  };
+
+  /** Folds `events` (logged one minute apart, for users renamed to this case's) and writes every
+   * change in one batch; answers the folded states. */
+  const stored = async (events: readonly LogEvent[]) => {
+    const { prefix, offset } = nextCase();
+    const history = relabel(
+      events.map((event, i) => ({ logged: { event, sequence: i + 1 }, recordTime: T1 + i * 60_000 })),
+      (userId) => `${prefix}-${userId}`,
+      offset,
+    );
+    const { steps, states } = foldHistory(history);
+    await writeChanges(
+      sql,
+      SCHEMA,
+      steps.flatMap((step) => step.decision.changes),
+    );
+    const user = (userId: UserId) => `${prefix}-${userId}`;
+    return { states, user, offset };
+  };
+
+  it('answers an empty state at the given clock for a user with nothing stored', async () => {
+    const keys = keysOf([deletionRequested(G1, 'loader-nobody')]);
+    const states = await loadStates(sql, SCHEMA, keys, new Map([['loader-nobody', 42]]));
+    expect(states).toEqual(new Map([['loader-nobody', initialState('loader-nobody', 42)]]));
+  });
+
+  it('reaches a subscription by any guid of its chain, by a normalised feed_url, or by a deletion', async () => {
+    const { states, user, offset } = await stored([
+      addRequested([{ feed_url: A, guid: G1 }]),
+      updateRequested(G1, { new_guid: G2 }),
+      addRequested([{ feed_url: B, guid: G3 }]),
+      deletionRequested(G3),
+    ]);
+    const folded = states.get(user('user-alice')) as UserSubscriptions;
+    const loadedFor = async (event: LogEvent) => {
+      const keys = keysOf([{ ...event, userId: user('user-alice') } as LogEvent]);
+      const loaded = await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users));
+      const state = loaded.get(user('user-alice'));
+      expect(state).toEqual(reach(folded, keys));
+      return [...(state?.subscriptions.keys() ?? [])];
+    };
+    expect(await loadedFor(updateRequested(G2, { is_subscribed: false }))).toEqual([G1]);
+    expect(await loadedFor(addRequested([{ feed_url: 'HTTPS://A.example:443/rss#top' }]))).toEqual([G1]);
+    expect(await loadedFor(deletionCompleted(offset + 4, T1))).toEqual([G3]);
+    expect(await loadedFor(deletionRequested('99999999-9999-4999-8999-999999999999'))).toEqual([]);
+  });
+
+  it('follows merges, and loads the deletion attached to what it reaches', async () => {
+    const { states, user, offset } = await stored([
+      addRequested([{ feed_url: A, guid: G1 }]),
+      addRequested([{ feed_url: B, guid: G2 }]),
+      updateRequested(G2, { new_guid: G3 }),
+      updateRequested(G1, { new_guid: G2 }),
+      deletionRequested(G1),
+    ]);
+    const alice = user('user-alice');
+    const keys = keysOf([{ ...updateRequested(G1, { is_subscribed: false }), userId: alice }]);
+    const loaded = (await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users))).get(alice);
+    expect(loaded).toEqual(reach(states.get(alice) as UserSubscriptions, keys));
+    expect([...(loaded?.subscriptions.keys() ?? [])].sort()).toEqual([G1, G2]);
+    expect([...(loaded?.deletions.keys() ?? [])]).toEqual([offset + 5]);
+  });
+
+  it("keeps users apart: another user's subscriptions with the same guids and feed_urls are not loaded", async () => {
+    const { states, user } = await stored([
+      addRequested([{ feed_url: A, guid: G1 }]),
+      addRequested('user-bob', [{ feed_url: A, guid: G1 }]),
+      addRequested('user-bob', [{ feed_url: B, guid: G2 }]),
+    ]);
+    const [alice, bob] = [user('user-alice'), user('user-bob')];
+    const keys = keysOf([
+      { ...addRequested([{ feed_url: B, guid: G1 }]), userId: alice },
+      { ...deletionRequested(G1), userId: bob },
+    ]);
+    const loaded = await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users));
+    expect(loaded.get(alice)).toEqual(reach(states.get(alice) as UserSubscriptions, keys));
+    expect(loaded.get(bob)).toEqual(reach(states.get(bob) as UserSubscriptions, keys));
+    expect(loaded.get(alice)?.subscriptions.size).toBe(1);
+    expect(loaded.get(bob)?.byFeedUrl.size).toBe(1);
+  });
+
+  it('whatever changeWrites writes, loadStates reads back as the decider folded it, batch after batch', () =>
+    fc.assert(
+      fc.asyncProperty(
+        historyArbitrary({ maxLength: 25 }).chain((history) =>
+          fc.tuple(fc.constant(history), batchesArbitrary(history.length)),
+        ),
+        async ([generated, cuts]) => {
+          const { prefix, offset } = nextCase();
+          const history: HistoryEvent[] = relabel(generated, (userId) => `${prefix}-${userId}`, offset);
+          const { steps, states } = foldHistory(history);
+          // As the projector does: per batch, load what its events reach, then write its changes.
+          const folded = new Map<UserId, UserSubscriptions>();
+          for (let b = 0; b + 1 < cuts.length; b++) {
+            const batch = steps.slice(cuts[b], cuts[b + 1]);
+            const keys = keysOf(batch.map((step) => step.logged.event));
+            const loaded = await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users));
+            for (const userId of keys.users) {
+              expect(loaded.get(userId)).toEqual(reach(folded.get(userId) ?? initialState(userId), keys));
+            }
+            await writeChanges(
+              sql,
+              SCHEMA,
+              batch.flatMap((step) => step.decision.changes),
+            );
+            for (const step of batch) {
+              const userId = step.logged.event.userId;
+              folded.set(
+                userId,
+                new Draft(folded.get(userId) ?? initialState(userId)).apply(step.decision.changes).state,
+              );
+            }
+          }
+          for (const state of states.values()) {
+            const clocks = await clocksOf([state.userId]);
+            // The whole of every state, reached by all its keys;
+            const every = keysOfState(state);
+            expect((await loadStates(sql, SCHEMA, every, clocks)).get(state.userId)).toEqual(state);
+            // and what each guid alone reaches (through merges, to the deletions attached).
+            for (const key of every.guids) {
+              const keys = { ...every, guids: [key], feedUrls: [], deletionIds: [] };
+              expect((await loadStates(sql, SCHEMA, keys, clocks)).get(state.userId)).toEqual(
+                reach(state, keys),
+              );
+            }
+          }
+        },
+      ),
+      { numRuns: 40 },
+    ));
+});
