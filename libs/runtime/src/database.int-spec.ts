@@ -1,0 +1,53 @@
+import { Database } from '@castlog/read-model';
+import { createTestDatabase } from '../../../test/support/databases';
+import { openDatabaseAt } from './database';
+
+const recorded = async (database: Database): Promise<string[]> =>
+  (await database.dataSource.query(`SELECT name FROM castlog_migrations ORDER BY name`)).map(
+    (row: { name: string }) => row.name,
+  );
+
+describe('openDatabaseAt', () => {
+  const opened: Database[] = [];
+  afterAll(async () => {
+    for (const database of opened) await database.close();
+  });
+  const open = async (url: string, schema: string) => {
+    const database = await openDatabaseAt(url, schema, 2);
+    opened.push(database);
+    return database;
+  };
+
+  it('migrates a fresh database once, however many processes open it together', async () => {
+    const url = await createTestDatabase('runtime_database');
+    const [first] = await Promise.all([open(url, 'castlog'), open(url, 'castlog'), open(url, 'castlog')]);
+    expect(await recorded(first!)).toEqual([
+      'AuthTables1732400000000',
+      'EventLogTable1732400000001',
+      'ProjectionVersionsTable1732400000003',
+      'RateLimitBuckets1732400000005',
+      'ReadModel_castlog_1732400000002',
+      'TokenChangeNotices1732400000004',
+    ]);
+    const [tables] = await first!.dataSource.query(
+      `SELECT to_regclass('castlog_auth.users') IS NOT NULL AS auth,
+              to_regclass('castlog_log.events') IS NOT NULL AS log,
+              to_regclass('castlog_projections.versions') IS NOT NULL AS versions,
+              to_regclass('castlog.subscriptions') IS NOT NULL AS read_model`,
+    );
+    expect(tables).toEqual({ auth: true, log: true, versions: true, read_model: true });
+    expect(first).toEqual(expect.objectContaining({ url, schema: 'castlog' }));
+  });
+
+  it("adds a new projection version's read model beside the existing one", async () => {
+    const url = await createTestDatabase('runtime_database');
+    await open(url, 'castlog');
+    const v2 = await open(url, 'castlog_v2');
+    expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000002');
+    expect((await recorded(v2)).length).toBe(7);
+    const [table] = await v2.dataSource.query(
+      `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
+    );
+    expect(table.found).toBe(true);
+  });
+});

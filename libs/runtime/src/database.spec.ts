@@ -1,0 +1,23 @@
+import { migrationsFor, MIGRATIONS_TABLE } from './database';
+
+/** The names TypeORM records in castlog_migrations: a migration's `name`, else its class name. */
+const recordedNames = (schema: string) =>
+  migrationsFor(schema).map((Migration) => (new Migration() as { name?: string }).name ?? Migration.name);
+
+describe('migrationsFor', () => {
+  it("assembles every library's migrations in the order existing databases recorded them", () => {
+    expect(recordedNames('castlog')).toEqual([
+      'AuthTables1732400000000',
+      'EventLogTable1732400000001',
+      'ProjectionVersionsTable1732400000003',
+      'TokenChangeNotices1732400000004',
+      'RateLimitBuckets1732400000005',
+      'ReadModel_castlog_1732400000002',
+    ]);
+    expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
+  });
+
+  it("names each projection version's read model after its schema", () => {
+    expect(recordedNames('castlog_v2').at(-1)).toBe('ReadModel_castlog_v2_1732400000002');
+  });
+});
