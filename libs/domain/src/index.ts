@@ -5,7 +5,7 @@ export * from './subscriptions/change';
 export * from './subscriptions/outcome';
 export * from './subscriptions/feed-url';
 export { DomainInvariantError } from './subscriptions/invariant';
-export type { Decision } from './subscriptions/decision';
+export type { Decision, DecisionOf } from './subscriptions/decision';
 export { Draft, evolve, initialState } from './subscriptions/evolve';
 export * from './subscriptions/keys';
 export { latestGuid, resolveSubscription } from './subscriptions/resolve';

@@ -1,5 +1,5 @@
 import { CONFIG, Config } from '@castlog/config';
-import { LOG_EVENT_VERSION, LogEvent, RequestOutcome } from '@castlog/domain';
+import { isOutcomeOf, LOG_EVENT_VERSION, LogEvent, OutcomeOf } from '@castlog/domain';
 import { EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
@@ -35,7 +35,10 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     return this.waiter.close();
   }
 
-  async request(event: LogEvent, requestId: string): Promise<RequestOutcome> {
+  /** Answers the outcome the projector stored for `event`, typed by the event (a POST's is `Added`,
+   * a PATCH's `Updated`, `NotFound` or `Gone`...): the stored outcome is the one `decide` answered
+   * for the record at that position, and is checked to be one the event can have. */
+  async request<E extends LogEvent>(event: E, requestId: string): Promise<OutcomeOf<E>> {
     const retryAfter = this.config.RETRY_AFTER_SECONDS;
     let position;
     const appendTimer = this.metrics.appendDuration.startTimer();
@@ -68,6 +71,7 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
       throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
     }
     if (outcome === 'missing') throw new Unavailable(retryAfter);
+    if (!isOutcomeOf(event, outcome)) throw new Unavailable(retryAfter, `unexpected outcome ${outcome.kind}`);
     return outcome;
   }
 }

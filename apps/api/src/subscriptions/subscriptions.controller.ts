@@ -1,5 +1,3 @@
-import { CONFIG, Config } from '@castlog/config';
-import { RequestOutcome } from '@castlog/domain';
 import { ActiveProjection, Database, SubscriptionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
@@ -18,7 +16,7 @@ import { Authenticated } from '../auth/credentials.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { DeletionReceiptBody, DELETION_RECEIVED } from '../deletions/deletion.presenter';
 import { ApiValidationFailedResponse, ApiWriteErrors, errorSchema } from '../http/openapi';
-import { Gone, NotFound, Unavailable } from '../http/errors';
+import { Gone, NotFound } from '../http/errors';
 import { parseGuid } from '../http/parse';
 import { BaseUrl, RequestId } from '../http/request-context';
 import {
@@ -54,7 +52,6 @@ export class SubscriptionsController {
   private readonly query: SubscriptionsQuery;
 
   constructor(
-    @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) database: Database,
     readModel: ActiveProjection,
     private readonly append: AppendService,
@@ -75,7 +72,6 @@ export class SubscriptionsController {
       { type: 'SubscriptionsAddRequested', userId, items },
       requestId,
     );
-    if (outcome.kind !== 'Added') throw this.unexpected(outcome);
     return presentAdded(outcome.success, outcome.failure);
   }
 
@@ -150,7 +146,6 @@ export class SubscriptionsController {
     );
     if (outcome.kind === 'NotFound') throw new NotFound();
     if (outcome.kind === 'Gone') throw new Gone();
-    if (outcome.kind !== 'Updated') throw this.unexpected(outcome);
     return presentUpdated(outcome.changed);
   }
 
@@ -172,11 +167,6 @@ export class SubscriptionsController {
     const guid = parseGuid(guidParam, 'guid');
     const outcome = await this.append.request({ type: 'DeletionRequested', userId, guid }, requestId);
     if (outcome.kind === 'NotFound') throw new NotFound();
-    if (outcome.kind !== 'DeletionAccepted') throw this.unexpected(outcome);
     return { deletion_id: outcome.deletionId, message: DELETION_RECEIVED };
-  }
-
-  private unexpected(outcome: RequestOutcome): Error {
-    return new Unavailable(this.config.RETRY_AFTER_SECONDS, `unexpected outcome ${outcome.kind}`);
   }
 }

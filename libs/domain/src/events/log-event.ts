@@ -73,7 +73,7 @@ export const LOG_EVENT_VERSION = 1;
 
 /** An event as read back from the log. `sequence` is unique across the log and derived from the
  * record's position only (offset × partitions + partition), so ids derived from it replay equal. */
-export interface LoggedEvent {
-  readonly event: LogEvent;
+export interface LoggedEvent<E extends LogEvent = LogEvent> {
+  readonly event: E;
   readonly sequence: number;
 }

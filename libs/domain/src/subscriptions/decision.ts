@@ -1,15 +1,21 @@
-import { Guid } from '../events/log-event';
+import { Guid, LogEvent } from '../events/log-event';
 import { Instant } from '../time';
 import { Change } from './change';
 import { DomainInvariantError, invariant } from './invariant';
-import { RequestOutcome } from './outcome';
+import { OutcomeOf, RequestOutcome } from './outcome';
 import { Subscription, UserSubscriptions } from './subscription';
 
 /** What one logged event decides: the answer stored for the request, and the changes that make the
  * next state (`evolve`) and the read model (one statement per change kind). Within one decision each
  * key (subscription id, guid, normalised feed_url, deletion id) appears at most once, and a decision
  * that changes anything ends with `ClockAdvanced`. */
-export type Decision = { readonly outcome: RequestOutcome; readonly changes: readonly Change[] };
+export type Decision<O extends RequestOutcome = RequestOutcome> = {
+  readonly outcome: O;
+  readonly changes: readonly Change[];
+};
+
+/** The decision of the event `E`, its outcome typed by the event (`OutcomeOf`). */
+export type DecisionOf<E extends LogEvent> = Decision<OutcomeOf<E>>;
 
 // The changes the slices build decisions from.
 

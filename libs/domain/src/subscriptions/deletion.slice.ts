@@ -1,22 +1,23 @@
 import { DeletionCompleted, DeletionFailed, DeletionRequested } from '../events/log-event';
 import { Instant } from '../time';
 import { Change } from './change';
-import { Decision, finish, saved } from './decision';
+import { Decision, DecisionOf, finish, saved } from './decision';
+import { RecordedOutcome } from './outcome';
 import { requireDeletion, requireSubscription, resolveSubscription } from './resolve';
 import { Deletion, UserSubscriptions } from './subscription';
 
 // DELETE /v1/subscriptions/{guid} (DeletionRequested) and the deletion saga's results
 // (DeletionCompleted, DeletionFailed).
 
-const NOT_FOUND: Decision = { outcome: { kind: 'NotFound' }, changes: [] };
-const RECORDED_NOTHING: Decision = { outcome: { kind: 'Recorded' }, changes: [] };
+const NOT_FOUND: DecisionOf<DeletionRequested> = { outcome: { kind: 'NotFound' }, changes: [] };
+const RECORDED_NOTHING: Decision<RecordedOutcome> = { outcome: { kind: 'Recorded' }, changes: [] };
 
 export const decideDeletion = (
   state: UserSubscriptions,
   event: DeletionRequested,
   sequence: number,
   now: Instant,
-): Decision => {
+): DecisionOf<DeletionRequested> => {
   const subscription = resolveSubscription(state, event.guid);
   if (subscription === undefined) return NOT_FOUND;
   if (subscription.deletionId !== null) {
@@ -52,7 +53,7 @@ export const decideCompleted = (
   state: UserSubscriptions,
   event: DeletionCompleted,
   now: Instant,
-): Decision => {
+): DecisionOf<DeletionCompleted> => {
   const deletion = state.deletions.get(event.deletionId);
   // Idempotent: an unknown deletion, or one already finished, changes nothing.
   if (deletion === undefined || deletion.status !== 'PENDING') return RECORDED_NOTHING;
@@ -77,7 +78,11 @@ export const decideCompleted = (
   return { outcome: { kind: 'Recorded' }, changes: finish(state, changes, now) };
 };
 
-export const decideFailed = (state: UserSubscriptions, event: DeletionFailed, now: Instant): Decision => {
+export const decideFailed = (
+  state: UserSubscriptions,
+  event: DeletionFailed,
+  now: Instant,
+): DecisionOf<DeletionFailed> => {
   const deletion = state.deletions.get(event.deletionId);
   // Idempotent: an unknown deletion, or one already finished, changes nothing.
   if (deletion === undefined || deletion.status !== 'PENDING') return RECORDED_NOTHING;

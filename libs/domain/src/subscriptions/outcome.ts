@@ -1,4 +1,4 @@
-import { Guid } from '../events/log-event';
+import { Guid, LogEvent, LogEventType } from '../events/log-event';
 import { Instant } from '../time';
 
 export interface AddedItem {
@@ -22,17 +22,57 @@ export interface UpdatedFields {
   readonly guidChanged?: Instant;
 }
 
+export interface AddedOutcome {
+  readonly kind: 'Added';
+  readonly success: readonly AddedItem[];
+  readonly failure: readonly FailedItem[];
+}
+
+export interface UpdatedOutcome {
+  readonly kind: 'Updated';
+  readonly changed: UpdatedFields;
+}
+
+export interface DeletionAcceptedOutcome {
+  readonly kind: 'DeletionAccepted';
+  readonly deletionId: number;
+}
+
+export interface NotFoundOutcome {
+  readonly kind: 'NotFound';
+}
+
+export interface GoneOutcome {
+  readonly kind: 'Gone';
+}
+
+/** Saga results: nobody waits on them. */
+export interface RecordedOutcome {
+  readonly kind: 'Recorded';
+}
+
 /** What the API answers for a request, stored with the read model in the same transaction.
  * 404 and 410 are values, not throws. */
 export type RequestOutcome =
-  | {
-      readonly kind: 'Added';
-      readonly success: readonly AddedItem[];
-      readonly failure: readonly FailedItem[];
-    }
-  | { readonly kind: 'Updated'; readonly changed: UpdatedFields }
-  | { readonly kind: 'DeletionAccepted'; readonly deletionId: number }
-  | { readonly kind: 'NotFound' }
-  | { readonly kind: 'Gone' }
-  /** Saga results: nobody waits on them. */
-  | { readonly kind: 'Recorded' };
+  AddedOutcome | UpdatedOutcome | DeletionAcceptedOutcome | NotFoundOutcome | GoneOutcome | RecordedOutcome;
+
+/** The outcomes each event type can decide: `decide`'s types and the API's check of a stored
+ * outcome both read this one table. */
+export const OUTCOME_KINDS = {
+  SubscriptionsAddRequested: ['Added'],
+  SubscriptionUpdateRequested: ['Updated', 'NotFound', 'Gone'],
+  DeletionRequested: ['DeletionAccepted', 'NotFound'],
+  DeletionCompleted: ['Recorded'],
+  DeletionFailed: ['Recorded'],
+} as const satisfies { readonly [T in LogEventType]: readonly RequestOutcome['kind'][] };
+
+/** The outcome of the event `E`: a POST is answered `Added`, a PATCH `Updated`, `NotFound` or
+ * `Gone`, and so on. */
+export type OutcomeOf<E extends LogEvent> = Extract<
+  RequestOutcome,
+  { readonly kind: (typeof OUTCOME_KINDS)[E['type']][number] }
+>;
+
+/** Whether `outcome` is one that `event` can have: true of every outcome `decide` answers for it. */
+export const isOutcomeOf = <E extends LogEvent>(event: E, outcome: RequestOutcome): outcome is OutcomeOf<E> =>
+  (OUTCOME_KINDS[event.type] as readonly string[]).includes(outcome.kind);

@@ -1,5 +1,6 @@
-// decide: the dispatch to the slices, the instant each decision is stamped with, and the
-// invariants its caller keeps.
+// decide: the dispatch to the slices, the outcome typed by the event, the instant each decision is
+// stamped with, and the invariants its caller keeps.
+import fc from 'fast-check';
 import {
   added,
   addRequested,
@@ -18,9 +19,12 @@ import {
   updateRequested,
   USER,
 } from '../testing';
+import { SubscriptionUpdateRequested } from '../events/log-event';
+import { foldHistory, historyArbitrary } from '../testing/histories';
 import { Change } from './change';
 import { initialState } from './evolve';
 import { DomainInvariantError } from './invariant';
+import { AddedOutcome, isOutcomeOf, OutcomeOf } from './outcome';
 import { decide } from './subscription.decider';
 
 const A = 'https://a.example/rss';
@@ -110,4 +114,50 @@ describe('invariants the caller must keep', () => {
     expect(() => decide(initialState(USER, T2), { event: deletionRequested(G1), sequence: 1 }, T2)).toThrow(
       DomainInvariantError,
     ));
+});
+
+describe('the outcome is typed by the event that asked for it', () => {
+  it('a POST is answered Added, and its type says so', () => {
+    const decision = decide(initialState(USER), { event: addRequested([{ feed_url: A }]), sequence: 1 }, T1);
+    const outcome: AddedOutcome = decision.outcome;
+    expect(outcome.success).toHaveLength(1);
+  });
+
+  it('a PATCH is answered Updated, NotFound or Gone, and nothing else', () => {
+    const status = (outcome: OutcomeOf<SubscriptionUpdateRequested>): number => {
+      switch (outcome.kind) {
+        case 'Updated':
+          return 200;
+        case 'NotFound':
+          return 404;
+        case 'Gone':
+          return 410;
+        default: {
+          const unexpected: never = outcome;
+          return unexpected;
+        }
+      }
+    };
+    const event = updateRequested(G1, { is_subscribed: false });
+    expect(status(decide(initialState(USER), { event, sequence: 1 }, T1).outcome)).toBe(404);
+  });
+
+  it('every outcome decide answers is one its event can have (OUTCOME_KINDS)', () =>
+    fc.assert(
+      fc.property(historyArbitrary(), (history) => {
+        for (const { logged, decision } of foldHistory(history).steps) {
+          expect([logged.event.type, isOutcomeOf(logged.event, decision.outcome)]).toEqual([
+            logged.event.type,
+            true,
+          ]);
+        }
+      }),
+      { numRuns: 100 },
+    ));
+
+  it('isOutcomeOf refuses an outcome the event cannot have', () => {
+    expect(isOutcomeOf(addRequested([{ feed_url: A }]), { kind: 'NotFound' })).toBe(false);
+    expect(isOutcomeOf(deletionRequested(G1), { kind: 'Gone' })).toBe(false);
+    expect(isOutcomeOf(updateRequested(G1, { is_subscribed: false }), { kind: 'Gone' })).toBe(true);
+  });
 });

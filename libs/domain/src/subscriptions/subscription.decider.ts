@@ -1,16 +1,22 @@
-import { LoggedEvent } from '../events/log-event';
+import { LogEvent, LoggedEvent } from '../events/log-event';
 import { Instant } from '../time';
 import { decideAdd } from './add.slice';
-import { Decision } from './decision';
+import { Decision, DecisionOf } from './decision';
 import { decideCompleted, decideDeletion, decideFailed } from './deletion.slice';
 import { evolve, initialState } from './evolve';
 import { DomainInvariantError, invariant } from './invariant';
 import { UserSubscriptions } from './subscription';
 import { decideUpdate } from './update.slice';
 
-/** Decides one logged event of `state.userId`, by the slice of its type. `now` is the record's time
- * raised to stay strictly monotonic for the user: `nextInstant(recordTime, state.lastInstant)`. */
-export const decide = (state: UserSubscriptions, logged: LoggedEvent, now: Instant): Decision => {
+/** Decides one logged event of `state.userId`, by the slice of its type, with the outcome its type
+ * can have (`OutcomeOf`: each slice's return type says so). `now` is the record's time raised to
+ * stay strictly monotonic for the user: `nextInstant(recordTime, state.lastInstant)`. */
+export function decide<E extends LogEvent>(
+  state: UserSubscriptions,
+  logged: LoggedEvent<E>,
+  now: Instant,
+): DecisionOf<E>;
+export function decide(state: UserSubscriptions, logged: LoggedEvent, now: Instant): Decision {
   const { event } = logged;
   invariant(
     event.userId === state.userId,
@@ -33,7 +39,7 @@ export const decide = (state: UserSubscriptions, logged: LoggedEvent, now: Insta
       throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);
     }
   }
-};
+}
 
 /** The decider as one value: `initialState`, `decide`, `evolve`, nothing else. */
 export const subscriptionDecider = { initialState, decide, evolve } as const;
