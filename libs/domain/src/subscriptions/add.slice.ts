@@ -1,7 +1,7 @@
 import { AddItem, Guid, SubscriptionsAddRequested } from '../events/log-event';
 import { Instant } from '../time';
 import { Change } from './change';
-import { claimFeedUrl, Decision, finish, guidRecorded, saved } from './decision';
+import { claimFeedUrl, DecisionOf, finish, guidRecorded, saved } from './decision';
 import { Draft } from './evolve';
 import { checkFeedUrl, INVALID_GUID_MESSAGE, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { invariant } from './invariant';
@@ -104,7 +104,7 @@ export const decideAdd = (
   state: UserSubscriptions,
   event: SubscriptionsAddRequested,
   now: Instant,
-): Decision => {
+): DecisionOf<SubscriptionsAddRequested> => {
   const failure: FailedItem[] = [];
   const landedOn: Guid[] = [];
   const changes: Change[] = [];

@@ -41,7 +41,7 @@ describe('keysOf and reach: the state loaded for an event is enough to decide it
           expect(decide(reach(before, keysOf([logged.event])), logged, now)).toEqual(decision);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     ));
 
   it('so does a batch: each user loaded once for the keys of all its events, then evolved event by event', () =>
@@ -62,7 +62,7 @@ describe('keysOf and reach: the state loaded for an event is enough to decide it
           }
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     ));
 
   it('reaching with every key of a state loads the whole state', () =>

@@ -1,7 +1,7 @@
 import { SubscriptionUpdateRequested } from '../events/log-event';
 import { Instant } from '../time';
 import { Change } from './change';
-import { claimFeedUrl, Decision, finish, guidRecorded, saved } from './decision';
+import { claimFeedUrl, DecisionOf, finish, guidRecorded, saved } from './decision';
 import { Draft } from './evolve';
 import { normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { UpdatedFields } from './outcome';
@@ -10,14 +10,16 @@ import { Subscription, UserSubscriptions } from './subscription';
 
 // PATCH /v1/subscriptions/{guid}: SubscriptionUpdateRequested.
 
-const NOT_FOUND: Decision = { outcome: { kind: 'NotFound' }, changes: [] };
-const GONE: Decision = { outcome: { kind: 'Gone' }, changes: [] };
+type UpdateDecision = DecisionOf<SubscriptionUpdateRequested>;
+
+const NOT_FOUND: UpdateDecision = { outcome: { kind: 'NotFound' }, changes: [] };
+const GONE: UpdateDecision = { outcome: { kind: 'Gone' }, changes: [] };
 
 export const decideUpdate = (
   state: UserSubscriptions,
   event: SubscriptionUpdateRequested,
   now: Instant,
-): Decision => {
+): UpdateDecision => {
   const subscription = resolveSubscription(state, event.guid);
   if (subscription === undefined) return NOT_FOUND;
   // Only a finalized deletion sets `deleted`: a PATCH while the deletion is pending still applies.
