@@ -75,18 +75,7 @@ describe('a Kafka broker restart while the API takes writes', () => {
 
     const { dataSource, schema } = app.runtime.database;
     const { eventLog } = app.runtime;
-    await app.until(
-      'the projection to reach the end of the log',
-      async () => {
-        const end = await eventLog.endOffsets();
-        const stored: { partition: number; next_offset: string }[] = await dataSource.query(
-          `SELECT partition, next_offset FROM "${schema}".projection_offsets`,
-        );
-        const at = new Map(stored.map((row) => [row.partition, Number(row.next_offset)]));
-        return [...end].every(([partition, next]) => (at.get(partition) ?? 0) === next);
-      },
-      60_000,
-    );
+    await app.untilProjectionAtEnd(60_000);
 
     expect(writes.filter((w) => w.status !== 200 && w.status !== 503).map((w) => w.status)).toEqual([]);
     // How often each write's event is in the log, and whether its subscription is in the read model.

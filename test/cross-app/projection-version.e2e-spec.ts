@@ -1,11 +1,12 @@
 import { Config } from '@castlog/config';
 import { ProjectionVersions, projectionSchema, projectorGroup, storedOffsets } from '@castlog/read-model';
-import { Kafka, logLevel } from 'kafkajs';
 import { describeDifference, verifyReplay } from '@castlog/replay';
+import { Kafka, logLevel } from 'kafkajs';
 import { appendBacklog } from '../support/backlog';
 import { feed, guid } from '../support/contract';
 import { uniqueName } from '../support/databases';
 import { seededRandom } from '../support/seeded-random';
+import { poll } from '../support/until';
 import {
   CastlogUnderTest,
   EventLogKind,
@@ -117,13 +118,10 @@ describe.each<[string, Bump]>([
     const rereads: { write: Write; status: number; feedUrl?: string }[] = [];
     const next = seededRandom(Number(process.env.CASTLOG_TEST_SEED ?? 7));
     const reader = (async () => {
+      await poll('a first acknowledged write', () => writes.some((w) => w.status === 200), { everyMs: 10 });
       while (writing) {
         const acknowledged = writes.filter((w) => w.status === 200);
-        const write = acknowledged[Math.floor(next() * acknowledged.length)];
-        if (!write) {
-          await new Promise((resolve) => setTimeout(resolve, 10));
-          continue;
-        }
+        const write = acknowledged[Math.floor(next() * acknowledged.length)]!;
         const read = await app.as(write.user).get(`/v1/subscriptions/${write.guid}`);
         rereads.push({ write, status: read.status, feedUrl: read.body?.feed_url });
       }

@@ -88,14 +88,7 @@ describe('a projector killed while it works through a backlog', () => {
     );
     writing = false;
     await Promise.all(writers);
-    await app.until(
-      'the projection to reach the end of the log',
-      async () => {
-        const [end, stored] = [await eventLog.endOffsets(), await storedNow()];
-        return [...end].every(([partition, next]) => (stored.get(partition) ?? 0) === next);
-      },
-      60_000,
-    );
+    await app.untilProjectionAtEnd(60_000);
 
     // Every write answered 2xx is in the read model, as answered.
     const acknowledged = writes.filter((w) => w.status === 200);

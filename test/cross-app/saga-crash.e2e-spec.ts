@@ -75,19 +75,7 @@ describe('a crash between the deletion saga transaction and its outcome event', 
       90_000,
     );
     // Everything in the log applied, then a clean stop: any sweep in flight finishes first.
-    await app.until('the projection to reach the end of the log', async () => {
-      const end = await app.runtime.eventLog.endOffsets();
-      const stored = await dataSource.query(
-        `SELECT partition, next_offset FROM "${schema}".projection_offsets`,
-      );
-      const at = new Map(
-        stored.map((row: { partition: number; next_offset: string }) => [
-          row.partition,
-          Number(row.next_offset),
-        ]),
-      );
-      return [...end].every(([partition, next]) => (at.get(partition) ?? 0) === next);
-    });
+    await app.untilProjectionAtEnd();
     restarted.child.kill('SIGTERM');
     expect(await restarted.exited(30_000)).toEqual({ code: 0, signal: null });
 

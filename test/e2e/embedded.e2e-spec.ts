@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ApiClient } from '../support/api-client';
 import { feed, guid } from '../support/contract';
 import { childEnv, runCli, startChild } from '../support/processes';
+import { poll } from '../support/until';
 
 const READY = /castlog ready in (\d+) ms at (http:\/\/\S+);/;
 
@@ -107,11 +108,13 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
       ).status,
     ).toBe(200);
     const anonymous = new ApiClient(url4!);
-    for (const deadline = Date.now() + 30_000; ;) {
-      if ((await anonymous.get('/health/ready')).body.projection_version === 2) break;
-      if (Date.now() > deadline) throw new Error(`version 2 never served reads:\n${bumped.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await poll(
+      'version 2 to serve reads',
+      async () => (await anonymous.get('/health/ready')).body.projection_version === 2,
+      { timeoutMs: 30_000, everyMs: 100 },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}:\n${bumped.output()}`);
+    });
     expect((await aliceBumped.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url2);
     expect((await aliceBumped.get(`/v1/subscriptions/${fresh}`)).status).toBe(200);
     expect(bumped.output()).toMatch(/projection version 2 has caught up with version 1 and now serves reads/);

@@ -14,6 +14,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { uniqueName } from '../support/databases';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
+import { projectionAtEnd } from '../support/projection';
 import { poll } from '../support/until';
 import { Load, LoadUser, Write } from './load';
 
@@ -240,15 +241,10 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     try {
       await poll(
         'the projection to reach the end of the log',
-        async () => {
-          const end = await log.endOffsets();
-          const rows: { partition: number; next_offset: string }[] = await dataSource.query(
-            `SELECT partition, next_offset FROM ${SCHEMA}.projection_offsets`,
-          );
-          const stored = new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
-          return [...end].every(([partition, next]) => (stored.get(partition) ?? 0) === next);
+        () => projectionAtEnd(log, dataSource, SCHEMA),
+        {
+          timeoutMs: 60_000,
         },
-        { timeoutMs: 60_000 },
       );
 
       const inLog = new Map<string, number>();

@@ -14,6 +14,7 @@ import { createTestDatabase, uniqueName } from './databases';
 import { until } from './until';
 import { childEnv } from './processes';
 import { checkAgainstOpenApi, RecordedResponse } from './openapi-check';
+import { projectionAtEnd } from './projection';
 
 export interface TestUser {
   readonly id: string;
@@ -32,6 +33,8 @@ export interface CastlogUnderTest {
   freshUser(): Promise<TestUser>;
   as(user: TestUser): ApiClient;
   until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
+  /** Waits until this app's own projection (its schema) has applied everything in the log. */
+  untilProjectionAtEnd(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,6 +90,15 @@ export async function startCastlog(
     },
     as: (user) => anonymous.withAuthorization(`Bearer ${user.token}`),
     until: (what, check, timeoutMs) => until(databaseUrl, what, check, { timeoutMs }),
+    untilProjectionAtEnd: async (timeoutMs) => {
+      const { eventLog, database } = runtime;
+      await until(
+        databaseUrl,
+        'the projection to reach the end of the log',
+        () => projectionAtEnd(eventLog, database.dataSource, database.schema),
+        { timeoutMs },
+      );
+    },
     /** Also checks every answer this app gave through its clients against its served OpenAPI
      * document, so the document cannot drift from what the routes answer. */
     async close() {
