@@ -43,6 +43,10 @@ export function createDataSource(
     url,
     migrations: migrationsFor(schema),
     migrationsTableName: MIGRATIONS_TABLE,
+    // The migration history lives in public whoever connects: a role named like a castlog schema
+    // (role castlog, READ_MODEL_SCHEMA castlog) would otherwise put `$user` first in the search
+    // path once that schema exists, and the next process would find no history and migrate again.
+    schema: 'public',
     synchronize: false,
     logging: false,
     extra: { max: poolSize, ...connectionSettings(connectTimeoutMs) },
