@@ -32,11 +32,56 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // Dependencies point one way: apps depend on libs, never on another app (apps/embedded, which
+    // composes them, aside), and libs never on an app. The one exception, libs/replay, is
+    // docs/architecture.md's: a replay applies the log through the projector's own apply code.
+    files: ['libs/**/*.ts'],
+    ignores: ['libs/replay/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@castlog/api', '@castlog/projector', '**/apps/**'],
+              message: 'A lib never depends on an app.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  ...['api', 'projector', 'cli'].map((app) => {
+    const others = ['api', 'projector', 'cli', 'embedded'].filter((other) => other !== app);
+    return {
+      files: [`apps/${app}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                group: [
+                  ...others.map((other) => `@castlog/${other}`),
+                  '**/apps/**',
+                  ...others.map((other) => `**/${other}/src/**`),
+                ],
+                message: 'An app depends on libs, never on another app (only apps/embedded composes them).',
+              },
+            ],
+          },
+        ],
+      },
+    };
+  }),
+  {
     files: ['libs/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: ['@nestjs/*', 'typeorm', 'kafkajs', 'pg', 'node:*', 'crypto'] },
+        {
+          patterns: ['@nestjs/*', 'typeorm', 'kafkajs', 'pg', 'node:*', 'crypto', '@castlog/*', '**/apps/**'],
+        },
       ],
       'no-restricted-properties': [
         'error',
