@@ -1,0 +1,263 @@
+import { METHODS as STATUS_METHODS } from 'node:http';
+import { BODY_LIMIT, JSON_TYPES, Plan, RouteName, World } from './generators';
+
+/**
+ * What the HTTP fuzzing (test/e2e/fuzz.e2e-spec.ts) expects of an answer: the properties every
+ * answer has (never a 5xx, the error body, no stack trace, a sane request id), the statuses each
+ * route may answer for a plan, and what a route's own 2xx answer must hold.
+ */
+
+/** The contract's message per status (CONTRACT.md); 413 and 429 are the service's own wording,
+ * which the contract leaves open. A detail may follow after `: `. */
+export const MESSAGES: Readonly<Record<number, string>> = {
+  401: 'User not authorized',
+  404: 'Resource not found',
+  405: 'Input could not be validated',
+  410: 'Subscription has been deleted',
+  413: 'Request body too large',
+  429: 'Too many requests',
+};
+
+export const STACK_TRACE =
+  /\n\s+at \S[^\n]*:\d+:\d+|node_modules[\\/]|[\\/](?:apps|libs)[\\/][\w./\\-]+\.[jt]s\b/;
+export const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+// ---------------------------------------------------------------------------------------------
+// Oracle.
+
+interface RouteRule {
+  readonly method: string;
+  readonly pattern: RegExp;
+  readonly authenticated: boolean;
+  readonly statuses: readonly number[];
+}
+
+const UUID_OR_ANY = '[^/]+';
+const RULES: Readonly<Record<Exclude<RouteName, 'unknown'>, RouteRule>> = {
+  add: { method: 'POST', pattern: /^\/v1\/subscriptions$/, authenticated: true, statuses: [200, 405] },
+  list: { method: 'GET', pattern: /^\/v1\/subscriptions$/, authenticated: true, statuses: [200, 405] },
+  get: {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/subscriptions/${UUID_OR_ANY}$`),
+    authenticated: true,
+    statuses: [200, 404, 405, 410],
+  },
+  patch: {
+    method: 'PATCH',
+    pattern: new RegExp(`^/v1/subscriptions/${UUID_OR_ANY}$`),
+    authenticated: true,
+    statuses: [200, 404, 405, 410],
+  },
+  delete: {
+    method: 'DELETE',
+    pattern: new RegExp(`^/v1/subscriptions/${UUID_OR_ANY}$`),
+    authenticated: true,
+    statuses: [202, 404, 405],
+  },
+  deletion: {
+    method: 'GET',
+    pattern: new RegExp(`^/v1/deletions/${UUID_OR_ANY}$`),
+    authenticated: true,
+    statuses: [200, 404, 405],
+  },
+  login: { method: 'POST', pattern: /^\/v1\/auth\/login$/, authenticated: false, statuses: [200, 401, 405] },
+  refresh: {
+    method: 'POST',
+    pattern: /^\/v1\/auth\/refresh$/,
+    authenticated: false,
+    statuses: [200, 401, 405],
+  },
+};
+
+export const decodes = (path: string) => {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const safeDecode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
+
+/** True when (method, path) is served by some route, after the URL parser's normalisation and the
+ * router's percent-decoding — a generated "unknown" request that is not unknown is skipped. */
+export function isServed(method: string, pathname: string): boolean {
+  const decoded = pathname.split('/').map(safeDecode).join('/');
+  const first = decoded.split('/')[1] ?? '';
+  if (['health', 'metrics', 'openapi.json', 'docs'].includes(first) || decoded.startsWith('/docs'))
+    return true;
+  const effective = method === 'HEAD' ? 'GET' : method;
+  return Object.values(RULES).some(
+    (rule) => rule.method === effective && (rule.pattern.test(pathname) || rule.pattern.test(decoded)),
+  );
+}
+
+/** Node's limit on the request line and headers together; past it the request is refused (405). */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** The statuses the plan may answer. */
+export function allowedStatuses(plan: Plan, bodyBytes: number, headBytes: number): Set<number> {
+  const allowed = allowedByRoute(plan, bodyBytes);
+  // Node's HTTP parser refuses methods it does not know and heads over its limit: a 405.
+  if (!METHODS_NODE_PARSES.has(plan.method) || headBytes > MAX_HEADER_BYTES - 2_000) allowed.add(405);
+  return allowed;
+}
+
+export const METHODS_NODE_PARSES = new Set(STATUS_METHODS);
+
+function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
+  // An empty body sent as JSON is refused (405) too.
+  const carriesBody = plan.body !== undefined;
+  if (plan.route === 'unknown') {
+    const allowed = new Set([404]);
+    // Fastify parses (and may refuse) a body, or asks for a content type on methods that carry
+    // one (QUERY), before it finds no route.
+    if (carriesBody || !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(plan.method))
+      [405, 413].forEach((s) => allowed.add(s));
+    return allowed;
+  }
+  const rule = RULES[plan.route];
+  // Past the body limit: 413, unless Fastify refuses the content type first, before it reads the
+  // body (405).
+  if (bodyBytes > BODY_LIMIT) {
+    const type = plan.headers['content-type'];
+    return new Set(type !== undefined && JSON_TYPES.includes(type) ? [413] : [413, 405]);
+  }
+  const allowed = new Set(rule.statuses);
+  if (!plan.clean) allowed.add(404);
+  if (rule.authenticated) {
+    if (plan.auth.who === 'none') {
+      // Fastify reads and parses the body before the credentials guard runs.
+      const early = carriesBody ? [405] : [];
+      return new Set([401, ...early, ...(plan.clean ? [] : [404])]);
+    }
+    if (plan.auth.who === 'unsure') allowed.add(401);
+    if (plan.auth.who === 'bob') {
+      // Bob has no subscriptions and no deletions.
+      allowed.delete(410);
+      if (plan.route !== 'list') allowed.delete(200);
+    }
+  }
+  // A structurally valid body sent as JSON: a POST of alice's is added, alice's login succeeds.
+  if (plan.validBody && ((plan.route === 'add' && plan.auth.who === 'alice') || plan.route === 'login'))
+    return new Set([200]);
+  return allowed;
+}
+
+/** An answer as the fetch client saw it. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly json: unknown;
+  readonly isJson: boolean;
+  readonly ms: number;
+}
+
+/** The properties every answer must have; throws with a description otherwise. */
+export function checkAnswer(
+  where: string,
+  method: string,
+  answer: Pick<Answer, 'status' | 'text' | 'json' | 'isJson'> & { header(name: string): string | null },
+  sentRequestId?: string,
+): void {
+  const { status, text, json } = answer;
+  const fail = (why: string) => {
+    throw new Error(`${where} → ${status}: ${why}\nbody: ${text.slice(0, 500)}`);
+  };
+  if (status >= 500) fail('a 5xx answer');
+  if (STACK_TRACE.test(text)) fail('a stack trace or source path in the body');
+  const requestId = answer.header('x-request-id');
+  if (requestId === null || !SANE_REQUEST_ID.test(requestId))
+    fail(`X-Request-Id ${JSON.stringify(requestId)} is not sane`);
+  if (sentRequestId !== undefined && SANE_REQUEST_ID.test(sentRequestId) && requestId !== sentRequestId)
+    fail(`X-Request-Id ${requestId} instead of the sane one sent, ${sentRequestId}`);
+  if (method === 'HEAD') {
+    if (text.length > 0) fail('a body on HEAD');
+    return;
+  }
+  const type = answer.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(type)) fail(`content-type ${JSON.stringify(type)}, not JSON`);
+  if (!answer.isJson) fail('the body is not JSON');
+  if (status >= 200 && status < 300) return;
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    fail('the error body is not an object');
+  const body = json as Record<string, unknown>;
+  const keys = Object.keys(body).sort();
+  if (keys.join(',') !== 'code,message')
+    fail(`the error body has keys ${keys.join(',')}, not exactly code,message`);
+  if (body.code !== String(status)) fail(`code ${JSON.stringify(body.code)} is not "${status}"`);
+  const expected = MESSAGES[status];
+  if (expected === undefined) fail(`status ${status} is not one the contract names`);
+  const message = body.message;
+  if (typeof message !== 'string' || !(message === expected || message.startsWith(`${expected}: `)))
+    fail(`message ${JSON.stringify(message)} is not "${expected}" (with an optional ": detail")`);
+  if (status === 401 && !answer.header('www-authenticate')) fail('401 without WWW-Authenticate');
+  if (status === 429 && !(Number(answer.header('retry-after')) >= 1)) fail('429 without Retry-After');
+}
+
+/** Checks a route's own 2xx answer a bit further and learns guids, deletion ids and refresh tokens. */
+export function learn(plan: Plan, answer: Answer, world: World, where: string): void {
+  if (plan.method === 'HEAD' || answer.status < 200 || answer.status >= 300) return;
+  const body = answer.json as any;
+  const fail = (why: string) => {
+    throw new Error(`${where} → ${answer.status}: ${why}\nbody: ${answer.text.slice(0, 500)}`);
+  };
+  const remember = (guid: unknown) => {
+    if (typeof guid === 'string' && plan.auth.who !== 'bob' && !world.knownGuids.includes(guid)) {
+      world.knownGuids.push(guid);
+      if (world.knownGuids.length > 300) world.knownGuids.shift();
+    }
+  };
+  switch (plan.route) {
+    case 'add':
+      if (!Array.isArray(body?.success) || !Array.isArray(body?.failure))
+        fail('success and failure must be arrays');
+      body.success.forEach((item: any) => remember(item.guid));
+      break;
+    case 'patch':
+      remember(body?.new_guid);
+      break;
+    case 'delete':
+      if (!Number.isInteger(body?.deletion_id)) fail('no integer deletion_id');
+      if (!world.deletionIds.includes(body.deletion_id)) world.deletionIds.push(body.deletion_id);
+      break;
+    case 'list':
+      if (!Number.isInteger(body?.total) || !Array.isArray(body?.subscriptions))
+        fail('no total or subscriptions');
+      if (body.per_page > 100 || body.subscriptions.length > body.per_page) fail('more than per_page items');
+      if (plan.auth.who === 'bob' && (body.total !== 0 || body.subscriptions.length !== 0))
+        fail("another user's subscriptions are visible");
+      break;
+    case 'login':
+    case 'refresh':
+      if (typeof body?.refresh_token !== 'string' || body?.token_type !== 'Bearer')
+        fail('not a token answer');
+      world.refreshToken = body.refresh_token;
+      break;
+    default:
+      break;
+  }
+}
+
+/** With every bucket empty: what the rate limit lets through unanswered by a 429 — requests
+ * refused before the limit is consulted (the router, Node's parser, the body parser, and
+ * credentials: failed authentication is not rate-limited). */
+export function allowedWhenLimited(plan: Plan, _bodyBytes: number, headBytes: number): Set<number> {
+  const allowed = new Set<number>();
+  if (!METHODS_NODE_PARSES.has(plan.method) || headBytes > MAX_HEADER_BYTES - 2_000) allowed.add(405);
+  if (plan.body !== undefined) [405, 413].forEach((status) => allowed.add(status));
+  if (!plan.clean) allowed.add(404);
+  const authenticated = plan.route !== 'login' && plan.route !== 'refresh';
+  if (authenticated && plan.auth.who !== 'alice') allowed.add(401);
+  // Limited: per address on the auth routes, per user, and per address once credentials have failed.
+  if (!authenticated || plan.auth.who !== 'none' || plan.auth.header !== undefined) allowed.add(429);
+  return allowed;
+}
