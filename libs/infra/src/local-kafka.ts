@@ -8,7 +8,13 @@ import { Kafka, logLevel } from 'kafkajs';
 import { freePorts, isPortFree } from './free-port';
 import { isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
 
-export const KAFKA_VERSION = '3.9.1';
+/** The Kafka release the local broker runs: the newest 4.x Maven Central serves when this was
+ * written, unless CASTLOG_KAFKA_VERSION names another (3.9.x keeps working). */
+export const DEFAULT_KAFKA_VERSION = '4.4.0';
+export const KAFKA_VERSION = process.env.CASTLOG_KAFKA_VERSION || DEFAULT_KAFKA_VERSION;
+
+/** Kafka 4 logs through log4j2; 3.x through reload4j. */
+const usesLog4j2 = (version: string): boolean => Number(version.split('.')[0]) >= 4;
 
 /** Broker settings shared by the local broker and the test container (listeners aside). */
 export const KAFKA_BROKER_SETTINGS: Readonly<Record<string, string>> = {
@@ -72,9 +78,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<RunningK
   const [port, controllerPort] = opts.port ? [opts.port, (await freePorts(1))[0]] : await freePorts(2);
   const serverProperties = join(dir, 'server.properties');
   await writeFile(serverProperties, serverConfig(dir, port, controllerPort));
-  const log4j = join(dir, 'log4j.properties');
-  await writeFile(log4j, log4jConfig(join(dir, 'kafka.log')));
-  const jvm = [...JVM_OPTS, `-Dlog4j.configuration=${pathToFileURL(log4j).href}`, '-cp', join(libs, '*')];
+  const jvm = [...JVM_OPTS, ...(await loggingOptions(dir)), '-cp', join(libs, '*')];
 
   if (!existsSync(join(dir, 'data', 'meta.properties'))) {
     log(`formatting Kafka storage in ${dir}`);
@@ -242,6 +246,19 @@ function serverConfig(dir: string, port: number, controllerPort: number): string
     .join('');
 }
 
+/** The JVM options that send the broker's log to `<dir>/kafka.log`, rolled at 50 MB. */
+async function loggingOptions(dir: string): Promise<string[]> {
+  const file = join(dir, 'kafka.log');
+  if (usesLog4j2(KAFKA_VERSION)) {
+    const config = join(dir, 'log4j2.properties');
+    await writeFile(config, log4j2Config(file));
+    return [`-Dlog4j2.configurationFile=${pathToFileURL(config).href}`];
+  }
+  const config = join(dir, 'log4j.properties');
+  await writeFile(config, log4jConfig(file));
+  return [`-Dlog4j.configuration=${pathToFileURL(config).href}`];
+}
+
 function log4jConfig(file: string): string {
   return [
     'log4j.rootLogger=INFO, file',
@@ -256,6 +273,35 @@ function log4jConfig(file: string): string {
   ].join('\n');
 }
 
+function log4j2Config(file: string): string {
+  return [
+    'status = warn',
+    'appender.file.type = RollingFile',
+    'appender.file.name = file',
+    `appender.file.fileName = ${file}`,
+    `appender.file.filePattern = ${file}.%i`,
+    'appender.file.layout.type = PatternLayout',
+    'appender.file.layout.pattern = [%d] %p %m (%c)%n',
+    'appender.file.policies.type = Policies',
+    'appender.file.policies.size.type = SizeBasedTriggeringPolicy',
+    'appender.file.policies.size.size = 50MB',
+    'appender.file.strategy.type = DefaultRolloverStrategy',
+    'appender.file.strategy.max = 2',
+    'rootLogger.level = info',
+    'rootLogger.appenderRef.file.ref = file',
+    'logger.request.name = kafka.request.logger',
+    'logger.request.level = warn',
+    '',
+  ].join('\n');
+}
+
+/** The broker's runtime jars and a logging binding for its slf4j 1.7 API. */
+const loggingDependency = (version: string): string =>
+  usesLog4j2(version)
+    ? '<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>\n' +
+      '    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>2.24.3</version></dependency>'
+    : '<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>';
+
 const POM = `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -265,7 +311,7 @@ const POM = `<?xml version="1.0" encoding="UTF-8"?>
   <packaging>pom</packaging>
   <dependencies>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>${KAFKA_VERSION}</version></dependency>
-    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>
+    ${loggingDependency(KAFKA_VERSION)}
   </dependencies>
   <build>
     <pluginManagement>
