@@ -1,5 +1,7 @@
 import type { StartedTestContainer } from 'testcontainers';
-import { KAFKA_BROKER_SETTINGS, freePort, waitForKafka } from '../../libs/infra/src';
+import { Client } from 'pg';
+import { KAFKA_BROKER_SETTINGS, KAFKA_VERSION, freePort, waitForKafka } from '../../libs/infra/src';
+import { pollUntil } from '../../libs/infra/src/process';
 import type { Infra, Needs } from './provision';
 
 /** True when testcontainers finds a Docker (or compatible) engine within `timeoutMs`. */
@@ -47,7 +49,7 @@ async function startKafka(started: StartedTestContainer[]): Promise<string> {
       value,
     ]),
   );
-  const container = await new GenericContainer('apache/kafka:3.9.1')
+  const container = await new GenericContainer(`apache/kafka:${KAFKA_VERSION}`)
     .withExposedPorts({ container: 9092, host: port })
     .withEnvironment({
       KAFKA_NODE_ID: '1',
@@ -69,7 +71,34 @@ async function startKafka(started: StartedTestContainer[]): Promise<string> {
 
 async function startPostgres(started: StartedTestContainer[]): Promise<string> {
   const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-  const container = await new PostgreSqlContainer('postgres:17').start();
+  const { Wait } = await import('testcontainers');
+  // Ready when the server listens on its port: not by the image's health check, which podman
+  // without systemd never runs.
+  const container = await new PostgreSqlContainer('postgres:17')
+    .withWaitStrategy(Wait.forListeningPorts())
+    .start();
   started.push(container);
-  return container.getConnectionUri();
+  const url = container.getConnectionUri();
+  // A server that listens may still be starting up (57P03): ready when it answers a query.
+  await pollUntil(
+    'PostgreSQL in its container',
+    60_000,
+    () => answersQuery(url),
+    () => undefined,
+  );
+  return url;
+}
+
+async function answersQuery(url: string): Promise<boolean> {
+  const client = new Client({ connectionString: url });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -27,10 +27,16 @@ export interface Infra {
  * containers when a Docker engine answers, else started locally in a temporary directory. */
 export async function provisionInfra(env: NodeJS.ProcessEnv): Promise<Infra> {
   const needs = { kafka: !env.KAFKA_BROKERS, postgres: !env.DATABASE_URL };
+  const docker = needs.kafka || needs.postgres ? await dockerAnswers() : false;
+  // `npm run test:containers` asks for the container path: without an engine that is a failure.
+  if (env.CASTLOG_TEST_INFRA === 'testcontainers' && !docker)
+    throw new Error(
+      'CASTLOG_TEST_INFRA=testcontainers, but no Docker-compatible engine answers (DOCKER_HOST)',
+    );
   const infra: Infra =
     !needs.kafka && !needs.postgres
       ? { source: 'environment', stop: async () => undefined }
-      : (await dockerAnswers())
+      : docker
         ? await startContainers(needs)
         : await startLocal(needs);
   env.KAFKA_BROKERS ??= infra.kafkaBrokers;

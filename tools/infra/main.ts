@@ -1,13 +1,14 @@
 /** `npm run infra:up` / `infra:down`: local Kafka and PostgreSQL for scaled mode, kept under
  * .castlog/infra/ and outliving this command. Progress goes to stderr; stdout carries only the
  * KAFKA_BROKERS=… and DATABASE_URL=… lines, also written to .castlog/infra.env. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import {
   findRunningKafka,
   findRunningPostgres,
   isPortFree,
+  repoRoot,
   startEmbeddedPostgres,
   startLocalKafka,
   waitForKafka,
@@ -74,19 +75,6 @@ async function previousPorts(): Promise<{ postgres?: number; kafka?: number }> {
   const saved = JSON.parse(await readFile(portsFile, 'utf8')) as { postgres?: number; kafka?: number };
   const keep = async (port?: number) => (port && (await isPortFree(port)) ? port : undefined);
   return { postgres: await keep(saved.postgres), kafka: await keep(saved.kafka) };
-}
-
-function repoRoot(from: string): string {
-  for (let dir = from; dir !== dirname(dir); dir = dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (
-      existsSync(manifest) &&
-      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'castlog'
-    ) {
-      return dir;
-    }
-  }
-  throw new Error(`no castlog package.json above ${from}`);
 }
 
 const commands: Record<string, () => Promise<void>> = { up, down };

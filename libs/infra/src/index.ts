@@ -1,4 +1,5 @@
 export * from './embedded-postgres';
 export * from './local-kafka';
 export * from './free-port';
-export { isAlive } from './process';
+export { isAlive, runCommand, sleep, spawnDaemon } from './process';
+export * from './repo-root';

@@ -107,12 +107,13 @@ export function spawnDaemon(
 export function runCommand(
   command: string,
   args: string[],
-  opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; notFound?: string } = {},
+  opts: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; notFound?: string; cwd?: string } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: opts.env ?? process.env,
+      cwd: opts.cwd,
       ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.gid }),
     });
     let output = '';

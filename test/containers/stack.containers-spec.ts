@@ -1,0 +1,153 @@
+import { AuthStore } from '@castlog/auth';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { checkAll, compose, composeUp, waitUntilReady } from '../../tools/containers/main';
+import { Engine, findEngine, output, run } from '../../tools/containers/engine';
+import { ApiClient } from '../support/api-client';
+import { feed, guid } from '../support/contract';
+import { uniqueName } from '../support/databases';
+import { poll } from '../support/until';
+
+const USERS = 6;
+
+/** The compose stack of docker/compose.yaml as `npm run containers:up` started it (API_URL,
+ * DATABASE_URL): through the HAProxy in front of two API replicas, with three projector replicas,
+ * Kafka and PostgreSQL in containers. */
+describe('the compose stack', () => {
+  const apiUrl = process.env.API_URL!;
+  const databaseUrl = process.env.DATABASE_URL!;
+  let engine: Engine;
+  const tokens: string[] = [];
+  const as = (token: string) => new ApiClient(apiUrl, `Bearer ${token}`);
+
+  beforeAll(async () => {
+    if (!apiUrl || !databaseUrl) throw new Error('API_URL and DATABASE_URL must name the running stack');
+    engine = await findEngine(() => undefined);
+    await waitUntilReady(apiUrl);
+  });
+
+  it('makes users with the cli image', async () => {
+    const name = uniqueName('container');
+    const password = randomBytes(12).toString('base64url');
+    await run(engine, compose(engine, 'run', '--rm', '-T', 'cli', 'users', 'add', name), {
+      input: `${password}\n`,
+    });
+    const token = (
+      await output(engine, compose(engine, 'run', '--rm', '-T', 'cli', 'tokens', 'issue', name))
+    ).trim();
+    expect(token).toMatch(/^\S+$/);
+    tokens.push(token);
+    // The rest from the host, on the published PostgreSQL, as an operator's `castlog` would.
+    const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl }).initialize();
+    try {
+      const store = new AuthStore(dataSource);
+      while (tokens.length < USERS) {
+        const other = uniqueName('container');
+        await store.addUser(other, randomBytes(12).toString('base64url'));
+        tokens.push((await store.issueToken(other, 'cli', 3_600_000)).token);
+      }
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('serves a POST, GET, PATCH and DELETE round trip through the proxy', async () => {
+    const api = as(tokens[0]!);
+    const [g, url, moved] = [guid(), feed('container'), feed('moved')];
+    const added = await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: url, guid: g }] });
+    expect(added.status).toBe(200);
+    expect(added.body.success).toEqual([
+      expect.objectContaining({ feed_url: url, guid: g, is_subscribed: true }),
+    ]);
+    expect((await api.get(`/v1/subscriptions/${g}`)).body).toEqual(
+      expect.objectContaining({ feed_url: url }),
+    );
+    const patched = await api.patch(`/v1/subscriptions/${g}`, { new_feed_url: moved });
+    expect(patched.status).toBe(200);
+    expect((await api.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(moved);
+    const deleted = await api.delete(`/v1/subscriptions/${g}`);
+    expect(deleted.status).toBe(202);
+    const deletionId = deleted.body.deletion_id;
+    await poll('the deletion to finish', async () => {
+      const status = await api.get(`/v1/deletions/${deletionId}`);
+      return status.body.status === 'SUCCESS' || undefined;
+    });
+  });
+
+  it('goes on serving every user when one projector container is killed: the others take its partitions', async () => {
+    const victim = (await output(engine, compose(engine, 'ps', '-q', 'projector-1'))).trim();
+    expect(victim).not.toBe('');
+    await run(engine, [engine.cli, 'kill', victim]);
+    const killedAt = Date.now();
+    // Every user's partition is served again (KAFKA_SESSION_TIMEOUT is 10 s in the stack).
+    for (const token of tokens) {
+      await poll(
+        'a write of every user to be acknowledged after the kill',
+        async () =>
+          (await as(token).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed('after-kill') }] }))
+            .status === 200,
+        { timeoutMs: 90_000, everyMs: 500 },
+      );
+    }
+    console.log(
+      `[containers] projector killed: every user served again after ${(Date.now() - killedAt) / 1000} s`,
+    );
+    await composeUp(engine, 'projector-1');
+  });
+
+  it('stops every app cleanly on SIGTERM and keeps the data in its volumes across a restart of the stack', async () => {
+    const api = as(tokens[1]!);
+    const [g, url] = [guid(), feed('kept')];
+    expect(
+      (await api.post('/v1/subscriptions', { subscriptions: [{ feed_url: url, guid: g }] })).status,
+    ).toBe(200);
+    const apps = ['api-1', 'api-2', 'projector-1', 'projector-2', 'projector-3'];
+    const ids = await Promise.all(
+      apps.map(async (service) => (await output(engine, compose(engine, 'ps', '-q', service))).trim()),
+    );
+    // SIGTERM, then SIGKILL after the 20 s grace period: a clean stop exits 0 before that.
+    await run(engine, compose(engine, 'stop'));
+    const exitCodes = await output(engine, [
+      engine.cli,
+      'inspect',
+      '--format',
+      '{{.State.ExitCode}}',
+      ...ids,
+    ]);
+    expect(exitCodes.trim().split('\n')).toEqual(apps.map(() => '0'));
+    await run(engine, compose(engine, 'down'));
+    await composeUp(engine);
+    await poll(
+      'the API to answer after the restart',
+      async () => {
+        const response = await api.get(`/v1/subscriptions/${g}`).catch(() => undefined);
+        return response?.status === 200 ? response : undefined;
+      },
+      { timeoutMs: 240_000, everyMs: 1_000 },
+    );
+    expect((await api.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url);
+  });
+
+  it('has every container healthy', async () => {
+    const names = (await output(engine, compose(engine, 'ps', '-q'))).split('\n').filter(Boolean);
+    expect(names.length).toBe(8);
+    await poll(
+      'every container to be healthy',
+      async () => {
+        if (engine.cli === 'podman') return (await checkAll(engine)).length === 0;
+        const states = await output(engine, [
+          engine.cli,
+          'inspect',
+          '--format',
+          '{{.State.Health.Status}}',
+          ...names,
+        ]);
+        return states
+          .split('\n')
+          .filter(Boolean)
+          .every((state) => state === 'healthy');
+      },
+      { timeoutMs: 120_000, everyMs: 2_000 },
+    );
+  });
+});
