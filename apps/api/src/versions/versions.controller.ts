@@ -1,0 +1,43 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+
+export class VersionsBody {
+  @ApiProperty({
+    description: 'One entry per supported major version, at its highest minor version',
+    example: ['v1.0'],
+    type: [String],
+  })
+  versions!: string[];
+}
+
+export class CapabilitiesBody {
+  @ApiProperty({
+    description:
+      'The optional features this server has enabled, each an object of its settings; a feature that is off is absent',
+    example: {},
+    type: 'object',
+    additionalProperties: { type: 'object' },
+  })
+  capabilities!: Record<string, Record<string, unknown>>;
+}
+
+/** The versioning pages of the Open Podcast API: which versions castlog serves and which optional
+ * features it has on (none of the specification's optional features yet). No credentials: a
+ * client asks before it logs in. An unknown major version (`/v2/capabilities`) has no route: 404. */
+@ApiTags('versions')
+@Controller('v1')
+export class VersionsController {
+  @Get('versions')
+  @ApiOperation({ summary: 'The API versions this server supports' })
+  @ApiOkResponse({ type: VersionsBody })
+  versions(): VersionsBody {
+    return { versions: ['v1.0'] };
+  }
+
+  @Get('capabilities')
+  @ApiOperation({ summary: 'The optional features this server has enabled, with their settings' })
+  @ApiOkResponse({ type: CapabilitiesBody })
+  capabilities(): CapabilitiesBody {
+    return { capabilities: {} };
+  }
+}
