@@ -33,10 +33,8 @@ export default tseslint.config(
   },
   {
     // Dependencies point one way: apps depend on libs, never on another app (apps/embedded, which
-    // composes them, aside), and libs never on an app. The one exception, libs/replay, is
-    // docs/architecture.md's: a replay applies the log through the projector's own apply code.
+    // composes them, aside), and libs never on an app.
     files: ['libs/**/*.ts'],
-    ignores: ['libs/replay/**'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -23,6 +23,7 @@ module.exports = {
     '^@castlog/infra$': '<rootDir>/libs/infra/src',
     '^@castlog/runtime$': '<rootDir>/libs/runtime/src',
     '^@castlog/supervision$': '<rootDir>/libs/supervision/src',
+    '^@castlog/projection$': '<rootDir>/libs/projection/src',
     '^@castlog/http$': '<rootDir>/libs/http/src',
     '^@castlog/replay$': '<rootDir>/libs/replay/src',
     '^@castlog/api$': '<rootDir>/apps/api/src',

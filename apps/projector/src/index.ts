@@ -1,4 +1,3 @@
-export * from './projection';
 export * from './projector.module';
 export * from './projector-app.module';
 export * from './deletion/deletion-saga.faults';

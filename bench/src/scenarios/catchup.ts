@@ -1,5 +1,5 @@
 import { LogBatch } from '@castlog/event-log';
-import { AppliedBatch, applyBatch, applyInTransaction, batchTransactions } from '@castlog/projector';
+import { AppliedBatch, applyBatch, applyInTransaction, batchTransactions } from '@castlog/projection';
 import { inTransaction, quoteIdent, readModelMigrations, Sql, storedOffset } from '@castlog/read-model';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { Pool, PoolClient } from 'pg';

@@ -1,7 +1,7 @@
 import { configSchema } from '@castlog/config';
 import { EventLog, LogBatch } from '@castlog/event-log';
 // The projector's own apply path: a replay must apply the log exactly as the live projector does.
-import { applyBatch, batchTransactions } from '@castlog/projector';
+import { applyBatch, batchTransactions } from '@castlog/projection';
 import { quoteIdent, readModelMigrations, storedOffsets } from '@castlog/read-model';
 import { DataSource } from 'typeorm';
 

@@ -6,7 +6,7 @@ import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { createTestDatabase, uniqueName } from '../../../../test/support/databases';
-import { applyBatch } from '../projection/apply-batch';
+import { applyBatch } from '@castlog/projection';
 import { FinalizeDeletionCommand } from './finalize-deletion.command';
 import { FinalizeDeletionHandler } from './finalize-deletion.handler';
 

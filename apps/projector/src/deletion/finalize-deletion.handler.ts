@@ -6,8 +6,7 @@ import { isUnavailableError } from '@castlog/supervision';
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
-import { writeChanges } from '../projection/changes.sql';
-import { loadStates } from '../projection/state.loader';
+import { loadStates, writeChanges } from '@castlog/projection';
 import { DELETION_SAGA_FAULTS, DeletionSagaFaults } from './deletion-saga.faults';
 import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
 

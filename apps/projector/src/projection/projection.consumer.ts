@@ -12,7 +12,7 @@ import { DependencyHealth, messageOf } from '@castlog/supervision';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
-import { AppliedBatch, applyBatch, batchTransactions } from './apply-batch';
+import { AppliedBatch, applyBatch, batchTransactions } from '@castlog/projection';
 
 /** How often a version being built checks whether it has caught up with the active one. */
 const SWITCH_CHECK_MS = 250;

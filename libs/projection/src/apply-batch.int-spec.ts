@@ -3,7 +3,7 @@ import { LogBatch, LogRecord } from '@castlog/event-log';
 import { Database, storedOffsets } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase } from '../../../../test/support/databases';
+import { createTestDatabase } from '../../../test/support/databases';
 import { applyBatch } from './apply-batch';
 
 const PARTITIONS = 3;

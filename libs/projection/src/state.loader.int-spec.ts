@@ -11,7 +11,7 @@ import {
   G3,
   T1,
   updateRequested,
-} from '../../../../libs/domain/src/testing';
+} from '../../domain/src/testing';
 import {
   batchesArbitrary,
   foldHistory,
@@ -19,8 +19,8 @@ import {
   historyArbitrary,
   keysOfState,
   relabel,
-} from '../../../../libs/domain/src/testing/histories';
-import { createTestDatabase } from '../../../../test/support/databases';
+} from '../../domain/src/testing/histories';
+import { createTestDatabase } from '../../../test/support/databases';
 import { writeChanges } from './changes.sql';
 import { loadStates } from './state.loader';
 

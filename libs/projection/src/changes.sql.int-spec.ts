@@ -1,7 +1,7 @@
 import { Change, Deletion, Subscription } from '@castlog/domain';
 import { Database, poolOf, Sql } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
-import { createTestDatabase } from '../../../../test/support/databases';
+import { createTestDatabase } from '../../../test/support/databases';
 import { changeWrites, writeChanges } from './changes.sql';
 
 const SCHEMA = 'castlog';
