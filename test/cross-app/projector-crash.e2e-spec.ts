@@ -35,7 +35,8 @@ describe('a projector killed while it works through a backlog', () => {
 
   beforeAll(async () => {
     app = await startCastlog({ projector: false });
-    projectorEnv = childProjectorEnv(app);
+    // The group gives the killed member's partitions to the restarted one after this.
+    projectorEnv = childProjectorEnv(app, { KAFKA_SESSION_TIMEOUT: '10s' });
   });
   afterAll(async () => {
     for (const child of children)
@@ -80,7 +81,7 @@ describe('a projector killed while it works through a backlog', () => {
 
     const restartedAt = writes.length;
     projector();
-    // The killed consumer holds its partitions until Kafka's session timeout (30 s) ends.
+    // The killed consumer holds its partitions until its session times out (10 s here).
     await app.until(
       'the restarted projector to acknowledge writes again',
       async () => writes.slice(restartedAt).filter((w) => w.status === 200).length >= 5 * WRITERS,
