@@ -1,32 +1,16 @@
 import { AuthStore } from '@castlog/auth';
 import { Config, loadConfig } from '@castlog/config';
 import { createHttpApp } from '@castlog/http';
+import { onServer, withDatabase } from '@castlog/infra';
 import { Metrics, OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Kafka, logLevel } from 'kafkajs';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { EmbeddedAppModule } from '../../apps/embedded/src/embedded-app.module';
 
 /** A unique lower-case name for this run's databases, topics and schemas. */
 export const uniqueName = (prefix: string): string =>
   `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-
-const withDatabase = (serverUrl: string, database: string): string => {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-};
-
-async function onServer<T>(serverUrl: string, run: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A fresh database on the server, and how to drop it. */
 export async function createDatabase(

@@ -2,10 +2,10 @@ import { findRunningPostgres, freePort, isAlive } from '@castlog/infra';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { ApiClient } from '../support/api-client';
 import { feed, guid } from '../support/contract';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
+import { terminateBackends } from '../support/databases';
 import { poll } from '../support/until';
 
 const READY = /castlog ready in \d+ ms at (http:\/\/\S+);/;
@@ -68,17 +68,7 @@ describe('embedded mode under PostgreSQL faults', () => {
 
   it('keeps running when every backend is terminated, and the next write succeeds within seconds', async () => {
     const server = findRunningPostgres(postgresDir())!;
-    const admin = new Client({ connectionString: server.url });
-    await admin.connect();
-    try {
-      const { rowCount } = await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-          WHERE datname = 'castlog' AND pid <> pg_backend_pid()`,
-      );
-      expect(rowCount).toBeGreaterThanOrEqual(3);
-    } finally {
-      await admin.end();
-    }
+    expect(await terminateBackends(server.url, 'castlog')).toBeGreaterThanOrEqual(3);
     const seconds = await recovery('a write to be acknowledged after every backend was terminated');
     console.log(`[embedded faults] backends terminated: a write was acknowledged again after ${seconds} s`);
     expect(castlog.child.exitCode).toBeNull();

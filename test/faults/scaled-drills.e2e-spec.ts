@@ -2,17 +2,18 @@ import { AuthStore } from '@castlog/auth';
 import { KafkaEventLog } from '@castlog/event-log';
 import {
   freePort,
+  onServer,
   RunningKafka,
   RunningPostgres,
   startEmbeddedPostgres,
   startLocalKafka,
+  withDatabase,
 } from '@castlog/infra';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { uniqueName } from '../support/databases';
+import { terminateBackends, uniqueName } from '../support/databases';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
 import { projectionAtEnd } from '../support/projection';
 import { poll } from '../support/until';
@@ -153,13 +154,7 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
 
   it('(a) every database backend terminated mid-load', async () => {
     await drill('backends terminated', async () => {
-      const terminated = await onServer(postgres.url, (admin) =>
-        admin.query(
-          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-          [DATABASE],
-        ),
-      );
-      expect(terminated.rowCount).toBeGreaterThanOrEqual(5);
+      expect(await terminateBackends(postgres.url, DATABASE)).toBeGreaterThanOrEqual(5);
       return Date.now();
     });
     const metrics = await (await fetch(new URL('/metrics', apis[1]!.url))).text();
@@ -300,20 +295,3 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     );
   }, 240_000);
 });
-
-const withDatabase = (url: string, database: string): string => {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-};
-
-async function onServer<T>(serverUrl: string, work: (admin: Client) => Promise<T>): Promise<T> {
-  const admin = new Client({ connectionString: serverUrl });
-  admin.on('error', () => undefined);
-  await admin.connect();
-  try {
-    return await work(admin);
-  } finally {
-    await admin.end();
-  }
-}

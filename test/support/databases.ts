@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { authMigrations } from '@castlog/auth';
+import { onServer } from '@castlog/infra';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -36,4 +37,16 @@ export async function openAuthTestDatabase(prefix: string): Promise<DataSource> 
     migrationsRun: true,
   });
   return dataSource.initialize();
+}
+
+/** What an operator's `pg_terminate_backend`, a failover or a proxy's idle reaper does: ends every
+ * connection to `database` but the one asking. Answers how many were ended. */
+export async function terminateBackends(serverUrl: string, database: string): Promise<number> {
+  const { rowCount } = await onServer(serverUrl, (admin) =>
+    admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [database],
+    ),
+  );
+  return rowCount ?? 0;
 }

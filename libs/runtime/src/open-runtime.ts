@@ -1,14 +1,14 @@
 import { Config } from '@castlog/config';
 import { EventLog, KafkaEventLog, PostgresEventLog } from '@castlog/event-log';
-import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
 import {
-  connectionSettings,
-  DependencyHealth,
-  ignoreLog,
-  LogFn,
-  quietClient,
-  supervisePool,
-} from '@castlog/supervision';
+  findRunningPostgres,
+  isAlive,
+  onServer,
+  RunningPostgres,
+  startEmbeddedPostgres,
+  withDatabase,
+} from '@castlog/infra';
+import { connectionSettings, DependencyHealth, ignoreLog, LogFn, supervisePool } from '@castlog/supervision';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import {
   ActiveProjection,
@@ -18,7 +18,7 @@ import {
   projectionSchema,
 } from '@castlog/read-model';
 import { join, resolve } from 'node:path';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { openDatabaseAt } from './database';
 import { superviseEmbeddedPostgres } from './embedded-postgres.supervisor';
 import { Runtime } from './runtime.module';
@@ -115,21 +115,11 @@ function lockDataDir(dataDir: string): () => void {
   return () => rmSync(pidFile, { force: true });
 }
 
-const withDatabase = (url: string, database: string): string => {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-};
-
 async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
-  const client = quietClient(new Client({ connectionString: serverUrl }));
-  await client.connect();
-  try {
+  await onServer(serverUrl, async (client) => {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (!rowCount) await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 export interface RuntimeOptions {

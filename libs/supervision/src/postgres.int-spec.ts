@@ -1,35 +1,14 @@
 import { Client, Pool } from 'pg';
-import { createTestDatabase } from '../../../test/support/databases';
+import { onServer } from '@castlog/infra';
+import { createTestDatabase, terminateBackends } from '../../../test/support/databases';
 import { until } from '../../../test/support/until';
 import { DependencyHealth } from './health';
 import { NotificationListener } from './notification-listener';
 import { supervisePool } from './postgres';
 import { isUnavailableError } from './unavailable';
 
-/** What an operator's `pg_terminate_backend`, a failover or a restart does to every connection. */
-async function terminateBackends(adminUrl: string, database: string): Promise<number> {
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    const { rowCount } = await admin.query(
-      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-      [database],
-    );
-    return rowCount ?? 0;
-  } finally {
-    await admin.end();
-  }
-}
-
-async function allowConnections(adminUrl: string, database: string, allow: boolean): Promise<void> {
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS ${allow}`);
-  } finally {
-    await admin.end();
-  }
-}
+const allowConnections = (adminUrl: string, database: string, allow: boolean): Promise<unknown> =>
+  onServer(adminUrl, (admin) => admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS ${allow}`));
 
 describe('PostgreSQL connections under faults', () => {
   let url: string;
