@@ -10,3 +10,5 @@ export { Draft, evolve, initialState } from './subscriptions/evolve';
 export * from './subscriptions/keys';
 export { latestGuid, resolveSubscription } from './subscriptions/resolve';
 export * from './subscriptions/subscription.decider';
+export { conflictingUrl } from './gpodder/upload.slice';
+export { isDeviceId, toGpodderTime, toUnixSeconds } from './gpodder/device';

@@ -1,4 +1,4 @@
-import { Change, Deletion, RequestOutcome, Subscription } from '@castlog/domain';
+import { Change, Deletion, Device, RequestOutcome, Subscription } from '@castlog/domain';
 import { quoteIdent, Sql } from '@castlog/read-model';
 
 export interface OutcomeRow {
@@ -38,6 +38,7 @@ export async function runWrites<T = Record<string, unknown>>(
 }
 
 type GuidRecorded = Extract<Change, { kind: 'GuidRecorded' }>;
+type EpisodeActionsRecorded = Extract<Change, { kind: 'EpisodeActionsRecorded' }>;
 
 /** A batch's changes as one set-based write per change kind, each kind to its own table. Rows are
  * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last. */
@@ -48,6 +49,8 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
   const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string }>();
   const deletions = new Map<number, Deletion>();
   const clocks = new Map<string, number>();
+  const devices = new Map<string, Device>();
+  const actionUploads: EpisodeActionsRecorded[] = [];
   for (const change of changes) {
     switch (change.kind) {
       case 'SubscriptionSaved':
@@ -71,6 +74,12 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
         break;
       case 'ClockAdvanced':
         clocks.set(change.userId, Math.max(clocks.get(change.userId) ?? 0, change.lastInstant));
+        break;
+      case 'DeviceSaved':
+        devices.set(`${change.device.userId}\u0000${change.device.id}`, change.device);
+        break;
+      case 'EpisodeActionsRecorded':
+        actionUploads.push(change);
         break;
       default: {
         const never: never = change;
@@ -148,6 +157,40 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
         INSERT INTO ${s}.user_clocks (user_id, last_instant)
         SELECT * FROM unnest(${p([...clocks.keys()])}::text[], ${p([...clocks.values()])}::bigint[])
         ON CONFLICT (user_id) DO UPDATE SET last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant)`,
+    });
+  }
+
+  const devs = [...devices.values()];
+  if (devs.length > 0) {
+    writes.push({
+      name: 'devices_written',
+      text: (p) => `
+        INSERT INTO ${s}.devices (user_id, id, caption, type)
+        SELECT * FROM unnest(${p(devs.map((d) => d.userId))}::text[], ${p(devs.map((d) => d.id))}::text[],
+                             ${p(devs.map((d) => d.caption))}::text[], ${p(devs.map((d) => d.type))}::text[])
+        ON CONFLICT (user_id, id) DO UPDATE SET caption = EXCLUDED.caption, type = EXCLUDED.type`,
+    });
+  }
+
+  // Episode actions are only ever added: an upload's rows are keyed by its sequence and their order.
+  const actions = actionUploads.flatMap((upload) =>
+    upload.actions.map((action, ordinal) => ({ ...action, upload, ordinal })),
+  );
+  if (actions.length > 0) {
+    const column = <T>(pick: (row: (typeof actions)[number]) => T) => actions.map(pick);
+    writes.push({
+      name: 'episode_actions_written',
+      text: (p) => `
+        INSERT INTO ${s}.episode_actions (user_id, sequence, ordinal, received_at, podcast, episode, action,
+                                          "timestamp", device, guid, started, position, total)
+        SELECT * FROM unnest(${p(column((a) => a.upload.userId))}::text[], ${p(column((a) => a.upload.sequence))}::bigint[],
+                             ${p(column((a) => a.ordinal))}::int[], ${p(column((a) => a.upload.receivedAt))}::bigint[],
+                             ${p(column((a) => a.podcast))}::text[], ${p(column((a) => a.episode))}::text[],
+                             ${p(column((a) => a.action))}::text[], ${p(column((a) => a.timestamp))}::text[],
+                             ${p(column((a) => a.device ?? null))}::text[], ${p(column((a) => a.guid ?? null))}::text[],
+                             ${p(column((a) => a.started ?? null))}::int[], ${p(column((a) => a.position ?? null))}::int[],
+                             ${p(column((a) => a.total ?? null))}::int[])
+        ON CONFLICT (user_id, sequence, ordinal) DO NOTHING`,
     });
   }
   return writes;

@@ -2,6 +2,8 @@ import {
   BatchKeys,
   Deletion,
   DeletionStatus,
+  Device,
+  DeviceType,
   GuidEntry,
   initialState,
   Subscription,
@@ -35,9 +37,9 @@ function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
 /** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
- * domain, which says what that is): the subscriptions named and those they are merged into, with
- * their guid chains and the feed_urls mapping to them, the deletions named or attached, and the
- * user's clock. Callers hold the users' clock rows locked. */
+ * domain, which says what that is): the subscriptions named (every one of a whole user) and those
+ * they are merged into, with their guid chains and the feed_urls mapping to them, the deletions
+ * named or attached, the devices named, and the user's clock. Callers hold the users' clock rows locked. */
 export async function loadStates(
   sql: Sql,
   schema: string,
@@ -60,6 +62,8 @@ export async function loadStates(
          SELECT k.user_id, d.subscription_id FROM unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id)
            CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
                                 WHERE d.deletion_id = k.deletion_id AND d.user_id = k.user_id LIMIT 1) d
+         UNION
+         SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY($7::text[])
        ),
        reach(user_id, id) AS (
          SELECT user_id, id FROM seed
@@ -81,6 +85,7 @@ export async function loadStates(
       keys.feedUrls.map(([, f]) => f),
       keys.deletionIds.map(([u]) => u),
       keys.deletionIds.map(([, d]) => d),
+      [...keys.wholeUsers],
     ],
   );
   // Each query below runs only when it has something to look up: a batch of new feeds needs none.
@@ -124,6 +129,15 @@ export async function loadStates(
           [deletionKeys.map(([u]) => u), deletionKeys.map(([, d]) => d)],
         );
 
+  const deviceRows =
+    keys.deviceIds.length === 0
+      ? []
+      : await sql.query<{ user_id: string; id: string; caption: string; type: DeviceType }>(
+          `SELECT d.user_id, d.id, d.caption, d.type FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
+             JOIN ${s}.devices d ON d.user_id = k.user_id AND d.id = k.id`,
+          [keys.deviceIds.map(([u]) => u), keys.deviceIds.map(([, d]) => d)],
+        );
+
   const key = (userId: string, id: string) => `${userId}\u0000${id}`;
   const guidsOf = new Map<string, GuidEntry[]>();
   for (const [k, rows] of groupBy(guidRows, (row) => key(row.user_id, row.subscription_id))) {
@@ -142,6 +156,7 @@ export async function loadStates(
 
   const rowsOf = groupBy(subscriptions, (row) => row.user_id);
   const deletionsOf = groupBy(deletionRows, (row) => row.user_id);
+  const devicesOf = groupBy(deviceRows, (row) => row.user_id);
   const states = new Map<string, UserSubscriptions>();
   for (const userId of keys.users) {
     const mine = rowsOf.get(userId) ?? [];
@@ -176,12 +191,17 @@ export async function loadStates(
         finishedAt: num(row.finished_at),
       });
     }
+    const devices = new Map<string, Device>();
+    for (const row of devicesOf.get(userId) ?? []) {
+      devices.set(row.id, { userId, id: row.id, caption: row.caption, type: row.type });
+    }
     states.set(userId, {
       ...initialState(userId, clocks.get(userId) ?? 0),
       subscriptions: subs,
       byGuid,
       byFeedUrl,
       deletions,
+      devices,
     });
   }
   return states;

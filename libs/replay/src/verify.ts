@@ -36,6 +36,8 @@ export const COMPARED_TABLES: readonly { readonly table: string; readonly key: r
   { table: 'subscription_feed_urls', key: ['user_id', 'normalized_feed_url'] },
   { table: 'deletions', key: ['deletion_id'] },
   { table: 'user_clocks', key: ['user_id'] },
+  { table: 'devices', key: ['user_id', 'id'] },
+  { table: 'episode_actions', key: ['user_id', 'sequence', 'ordinal'] },
   { table: 'request_outcomes', key: ['partition', 'offset'] },
 ];
 

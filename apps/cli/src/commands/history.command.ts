@@ -153,6 +153,16 @@ async function subscriptionFilter(
       case 'DeletionCompleted':
       case 'DeletionFailed':
         return deletionIds.has(event.deletionId);
+      case 'DeviceUpdateRequested':
+      case 'EpisodeActionsUploaded':
+        return false;
+      case 'GpodderUploadRequested':
+        // A replacing upload (simple-API PUT) can unsubscribe any subscription of the user.
+        return (
+          event.replace === true ||
+          event.add.some((item) => hasGuid(item.candidateGuid) || hasFeedUrl(item.feedUrl)) ||
+          event.remove.some(hasFeedUrl)
+        );
       default: {
         const never: never = event;
         throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -192,6 +202,24 @@ export function describeRequest(event: LogEvent): string {
       return `DeletionCompleted #${event.deletionId} at ${toIso(event.deletedAt)}`;
     case 'DeletionFailed':
       return `DeletionFailed #${event.deletionId}: ${short(event.reason, 60)}`;
+    case 'DeviceUpdateRequested': {
+      const fields = [
+        ...(event.caption !== undefined ? [`caption=${short(event.caption)}`] : []),
+        ...(event.deviceType !== undefined ? [`type=${event.deviceType}`] : []),
+      ];
+      return `gpodder device ${event.deviceId} ${fields.join(' ')}`.trimEnd();
+    }
+    case 'GpodderUploadRequested': {
+      const verb = event.replace === true ? 'PUT' : 'upload';
+      const urls = (values: readonly unknown[]): string =>
+        values
+          .slice(0, MAX_URLS)
+          .map((value) => short(typeof value === 'string' ? value : JSON.stringify(value)))
+          .join(', ') + (values.length > MAX_URLS ? `, +${values.length - MAX_URLS} more` : '');
+      return `gpodder ${verb} from ${event.deviceId}: add ${event.add.length} [${urls(event.add.map((item) => item.feedUrl))}] remove ${event.remove.length} [${urls(event.remove)}]`;
+    }
+    case 'EpisodeActionsUploaded':
+      return `gpodder ${event.actions.length} episode action${event.actions.length === 1 ? '' : 's'}`;
     default: {
       const never: never = event;
       throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -221,6 +249,12 @@ export function describeOutcome(outcome: RequestOutcome): string {
       return '410';
     case 'Recorded':
       return 'recorded';
+    case 'Uploaded':
+      return `uploaded, ${outcome.updateUrls.length} URL${outcome.updateUrls.length === 1 ? '' : 's'} to update`;
+    case 'ActionsRecorded':
+      return 'actions recorded';
+    case 'DeviceUpdated':
+      return 'device saved';
     default: {
       const never: never = outcome;
       throw new Error(`unknown outcome ${JSON.stringify(never)}`);

@@ -72,7 +72,14 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       const states = await loadStates(
         sql,
         schema,
-        { users: new Set([userId]), guids: [], feedUrls: [], deletionIds: [[userId, deletionId]] },
+        {
+          users: new Set([userId]),
+          guids: [],
+          feedUrls: [],
+          deletionIds: [[userId, deletionId]],
+          deviceIds: [],
+          wholeUsers: new Set(),
+        },
         new Map([[userId, lastInstant]]),
       );
       const state = states.get(userId);

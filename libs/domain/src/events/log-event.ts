@@ -51,12 +51,70 @@ export interface DeletionFailed {
   readonly reason: string;
 }
 
+/** A device id of the gpodder.net face: `[A-Za-z0-9._-]{1,64}`, checked by the API. */
+export type DeviceId = string;
+
+export const DEVICE_TYPES = ['desktop', 'laptop', 'mobile', 'server', 'other'] as const;
+export type DeviceType = (typeof DEVICE_TYPES)[number];
+
+/** `POST /api/2/devices/{user}/{device}.json`, or the first use of a device on a read route: a
+ * device is created with the fields given (type `other` and caption `""` when absent), an existing
+ * one keeps every field not given. */
+export interface DeviceUpdateRequested {
+  readonly type: 'DeviceUpdateRequested';
+  readonly userId: UserId;
+  readonly deviceId: DeviceId;
+  readonly caption?: string;
+  readonly deviceType?: DeviceType;
+}
+
+/** A gpodder.net subscription upload (`POST /api/2/subscriptions/{user}/{device}.json`). Each added
+ * URL is judged as an OPA POST item (`candidateGuid` drawn by the API); each removed URL that
+ * reaches a subscription unsubscribes it. With `replace` (a simple-API PUT), every subscription
+ * of the user that no added URL reaches is unsubscribed too. The API refuses a request naming one
+ * URL in both lists (`conflictingUrl`), so the decider never sees one. */
+export interface GpodderUploadRequested {
+  readonly type: 'GpodderUploadRequested';
+  readonly userId: UserId;
+  readonly deviceId: DeviceId;
+  readonly add: readonly AddItem[];
+  readonly remove: readonly unknown[];
+  readonly replace?: boolean;
+}
+
+export const EPISODE_ACTION_KINDS = ['download', 'play', 'delete', 'new'] as const;
+export type EpisodeActionKind = (typeof EPISODE_ACTION_KINDS)[number];
+
+/** One gpodder.net episode action as the API checked it: `timestamp` in `YYYY-MM-DDTHH:MM:SS`
+ * (UTC) when the client gave one, `device` a device id, the play fields whole seconds. */
+export interface EpisodeAction {
+  readonly podcast: string;
+  readonly episode: string;
+  readonly action: EpisodeActionKind;
+  readonly timestamp?: string;
+  readonly device?: DeviceId;
+  readonly guid?: string;
+  readonly started?: number;
+  readonly position?: number;
+  readonly total?: number;
+}
+
+/** `POST /api/2/episodes/{user}.json`: actions recorded as received, in order. */
+export interface EpisodeActionsUploaded {
+  readonly type: 'EpisodeActionsUploaded';
+  readonly userId: UserId;
+  readonly actions: readonly EpisodeAction[];
+}
+
 export type LogEvent =
   | SubscriptionsAddRequested
   | SubscriptionUpdateRequested
   | DeletionRequested
   | DeletionCompleted
-  | DeletionFailed;
+  | DeletionFailed
+  | DeviceUpdateRequested
+  | GpodderUploadRequested
+  | EpisodeActionsUploaded;
 
 export type LogEventType = LogEvent['type'];
 
@@ -66,6 +124,9 @@ export const LOG_EVENT_TYPES: readonly LogEventType[] = [
   'DeletionRequested',
   'DeletionCompleted',
   'DeletionFailed',
+  'DeviceUpdateRequested',
+  'GpodderUploadRequested',
+  'EpisodeActionsUploaded',
 ];
 
 /** The schema version every event is written with. */

@@ -11,7 +11,7 @@ import { Subscription, UserSubscriptions } from './subscription';
 
 // POST /v1/subscriptions: SubscriptionsAddRequested.
 
-type ItemDecision =
+export type ItemDecision =
   | { readonly kind: 'failed'; readonly item: FailedItem }
   | { readonly kind: 'landed'; readonly subscriptionId: Guid; readonly changes: readonly Change[] };
 
@@ -20,7 +20,9 @@ const failed = (feedUrl: string, message: string): ItemDecision => ({
   item: { feedUrl, message },
 });
 
-const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant): ItemDecision => {
+/** One item against `state`: failed, or the changes that land it on a subscription (new, matched
+ * or reinstated). Shared by the gpodder.net upload, whose added URLs are items too. */
+export const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant): ItemDecision => {
   // The feed_url is checked first: a failure reports its message and the feed_url as sent.
   const feedUrl = checkFeedUrl(item.feedUrl);
   if (!feedUrl.ok) return failed(feedUrl.feedUrl, feedUrl.message);

@@ -1,6 +1,6 @@
-import { Guid, UserId } from '../events/log-event';
+import { EpisodeAction, Guid, UserId } from '../events/log-event';
 import { Instant } from '../time';
-import { Deletion, Subscription } from './subscription';
+import { Deletion, Device, Subscription } from './subscription';
 
 /** What a decision changes. Each kind maps to one set-based statement per batch, and a replay
  * folds the same values with `evolve`. Rows are whole: a later change of the same key in one
@@ -25,4 +25,14 @@ export type Change =
       readonly subscriptionId: Guid;
     }
   | { readonly kind: 'DeletionSaved'; readonly deletion: Deletion }
-  | { readonly kind: 'ClockAdvanced'; readonly userId: UserId; readonly lastInstant: Instant };
+  | { readonly kind: 'ClockAdvanced'; readonly userId: UserId; readonly lastInstant: Instant }
+  | { readonly kind: 'DeviceSaved'; readonly device: Device }
+  /** Episode actions as recorded, each with its timestamp: a read-model table of their own, which
+   * no decision reads back (the state does not hold them). `sequence` is the upload's. */
+  | {
+      readonly kind: 'EpisodeActionsRecorded';
+      readonly userId: UserId;
+      readonly sequence: number;
+      readonly receivedAt: Instant;
+      readonly actions: readonly (EpisodeAction & { readonly timestamp: string })[];
+    };

@@ -66,6 +66,10 @@ const keyOf = (change: Change): string => {
       return `deletion:${change.deletion.deletionId}`;
     case 'ClockAdvanced':
       return 'clock';
+    case 'DeviceSaved':
+      return `device:${change.device.id}`;
+    case 'EpisodeActionsRecorded':
+      return `episode-actions:${change.sequence}`;
     default: {
       const unexpected: never = change;
       throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);

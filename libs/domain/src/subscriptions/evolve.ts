@@ -1,8 +1,8 @@
-import { Guid, UserId } from '../events/log-event';
+import { DeviceId, Guid, UserId } from '../events/log-event';
 import { Instant } from '../time';
 import { Change } from './change';
 import { DomainInvariantError } from './invariant';
-import { Deletion, Subscription, UserSubscriptions } from './subscription';
+import { Deletion, Device, Subscription, UserSubscriptions } from './subscription';
 
 export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubscriptions => ({
   userId,
@@ -11,6 +11,7 @@ export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubs
   byGuid: new Map(),
   byFeedUrl: new Map(),
   deletions: new Map(),
+  devices: new Map(),
 });
 
 /** The one way changes are applied: a working copy of a state, copying each map the first time a
@@ -24,6 +25,7 @@ export class Draft {
   private byGuid?: Map<Guid, Guid>;
   private byFeedUrl?: Map<string, Guid>;
   private deletions?: Map<number, Deletion>;
+  private devices?: Map<DeviceId, Device>;
 
   constructor(private readonly base: UserSubscriptions) {
     this.lastInstant = base.lastInstant;
@@ -31,7 +33,7 @@ export class Draft {
 
   /** Each kind touches exactly what it names, as its SQL statement does: SubscriptionSaved the row,
    * GuidRecorded `byGuid`, FeedUrlRecorded `byFeedUrl`, DeletionSaved the deletion, ClockAdvanced
-   * `lastInstant` (never lowered). `decide` emits the index changes beside the rows, which keeps
+   * `lastInstant` (never lowered), DeviceSaved the device; EpisodeActionsRecorded nothing. `decide` emits the index changes beside the rows, which keeps
    * the maps consistent with the rows. */
   apply(changes: readonly Change[]): this {
     for (const change of changes) {
@@ -57,6 +59,12 @@ export class Draft {
         case 'ClockAdvanced':
           this.lastInstant = Math.max(this.lastInstant, change.lastInstant);
           break;
+        case 'DeviceSaved':
+          (this.devices ??= new Map(this.base.devices)).set(change.device.id, change.device);
+          break;
+        case 'EpisodeActionsRecorded':
+          // Written to the read model only: no decision reads episode actions back.
+          break;
         default: {
           const unexpected: never = change;
           throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);
@@ -74,6 +82,7 @@ export class Draft {
       byGuid: this.byGuid ?? this.base.byGuid,
       byFeedUrl: this.byFeedUrl ?? this.base.byFeedUrl,
       deletions: this.deletions ?? this.base.deletions,
+      devices: this.devices ?? this.base.devices,
     };
   }
 }

@@ -94,6 +94,8 @@ describe('keysOf reads an event as decide does', () => {
         [USER, B],
       ],
       deletionIds: [],
+      deviceIds: [],
+      wholeUsers: new Set(),
     }));
 
   it("a PATCH's path guid, new_guid and normalised new_feed_url; a DELETE's guid; a saga result's deletion", () =>
@@ -112,6 +114,8 @@ describe('keysOf reads an event as decide does', () => {
       ],
       feedUrls: [[USER, normalizeFeedUrl('https://B.example/rss#x')]],
       deletionIds: [[USER, 7]],
+      deviceIds: [],
+      wholeUsers: new Set(),
     }));
 });
 

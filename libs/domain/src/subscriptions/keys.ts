@@ -1,7 +1,7 @@
-import { Guid, LogEvent, UserId } from '../events/log-event';
+import { DeviceId, Guid, LogEvent, UserId } from '../events/log-event';
 import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { DomainInvariantError } from './invariant';
-import { Deletion, Subscription, UserSubscriptions } from './subscription';
+import { Deletion, Device, Subscription, UserSubscriptions } from './subscription';
 
 /** What events can reach, each key with its user: guids (stored form), normalised feed_urls and
  * deletion ids. */
@@ -10,12 +10,17 @@ export interface BatchKeys {
   readonly guids: readonly (readonly [UserId, Guid])[];
   readonly feedUrls: readonly (readonly [UserId, string])[];
   readonly deletionIds: readonly (readonly [UserId, number])[];
+  readonly deviceIds: readonly (readonly [UserId, DeviceId])[];
+  /** Users whose every subscription an event can reach (a replacing upload). */
+  readonly wholeUsers: ReadonlySet<UserId>;
 }
 
 /** The keys `decide` looks the events up by, read the way `decide` reads them: an item's guid when
  * it is a UUID and its feed_url passes (an item failing its feed_url reaches nothing), the checked
  * feed_url's normalised form, a PATCH's path guid, new_guid and normalised new_feed_url, a DELETE's
- * guid, and the deletion a saga result names. Only UUIDs are guid keys: no other guid is stored.
+ * guid, the deletion a saga result names, the devices a gpodder.net request names, the URLs it
+ * adds or removes (as items), and for a replacing upload the whole user. Only UUIDs are guid keys:
+ * no other guid is stored.
  * Loading `reach(state, keysOf(events))` for each user is enough for `decide` on those events,
  * whatever the batch holds (keys.spec.ts). */
 export function keysOf(events: readonly LogEvent[]): BatchKeys {
@@ -23,6 +28,12 @@ export function keysOf(events: readonly LogEvent[]): BatchKeys {
   const guids: [UserId, Guid][] = [];
   const feedUrls: [UserId, string][] = [];
   const deletionIds: [UserId, number][] = [];
+  const deviceIds: [UserId, DeviceId][] = [];
+  const wholeUsers = new Set<UserId>();
+  const feedUrl = (userId: UserId, value: unknown): void => {
+    const checked = checkFeedUrl(value);
+    if (checked.ok) feedUrls.push([userId, checked.normalized]);
+  };
   const guid = (userId: UserId, value: unknown): void => {
     if (isGuid(value)) guids.push([userId, normalizeGuid(value)]);
   };
@@ -50,13 +61,26 @@ export function keysOf(events: readonly LogEvent[]): BatchKeys {
       case 'DeletionFailed':
         deletionIds.push([userId, event.deletionId]);
         break;
+      case 'DeviceUpdateRequested':
+        deviceIds.push([userId, event.deviceId]);
+        break;
+      case 'GpodderUploadRequested':
+        deviceIds.push([userId, event.deviceId]);
+        for (const item of event.add) feedUrl(userId, item.feedUrl);
+        for (const url of event.remove) feedUrl(userId, url);
+        if (event.replace === true) wholeUsers.add(userId);
+        break;
+      case 'EpisodeActionsUploaded':
+        for (const action of event.actions)
+          if (action.device !== undefined) deviceIds.push([userId, action.device]);
+        break;
       default: {
         const unexpected: never = event;
         throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);
       }
     }
   }
-  return { users, guids, feedUrls, deletionIds };
+  return { users, guids, feedUrls, deletionIds, deviceIds, wholeUsers };
 }
 
 /** The part of one user's state that the user's keys reach, which is what a loader loads: the
@@ -67,7 +91,7 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
   const mine = <T>(pairs: readonly (readonly [UserId, T])[]): T[] =>
     pairs.filter(([userId]) => userId === state.userId).map(([, value]) => value);
   const deletions = new Map<number, Deletion>();
-  const named: Guid[] = [];
+  const named: Guid[] = keys.wholeUsers.has(state.userId) ? [...state.subscriptions.keys()] : [];
   for (const guid of mine(keys.guids)) named.push(...found(state.byGuid.get(guid)));
   for (const url of mine(keys.feedUrls)) named.push(...found(state.byFeedUrl.get(url)));
   for (const deletionId of mine(keys.deletionIds)) {
@@ -88,6 +112,11 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
   }
   const toLoaded = <K>(map: ReadonlyMap<K, Guid>): Map<K, Guid> =>
     new Map([...map].filter(([, id]) => subscriptions.has(id)));
+  const devices = new Map<DeviceId, Device>();
+  for (const deviceId of mine(keys.deviceIds)) {
+    const device = state.devices.get(deviceId);
+    if (device !== undefined) devices.set(deviceId, device);
+  }
   return {
     userId: state.userId,
     lastInstant: state.lastInstant,
@@ -95,6 +124,7 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
     byGuid: toLoaded(state.byGuid),
     byFeedUrl: toLoaded(state.byFeedUrl),
     deletions,
+    devices,
   };
 }
 

@@ -51,10 +51,35 @@ export interface RecordedOutcome {
   readonly kind: 'Recorded';
 }
 
+/** A gpodder.net upload: the URLs the client should rewrite (`[sent, stored]`, or `[sent, ""]` for
+ * one refused), and the user's clock after it, the instant its `timestamp` is taken from. */
+export interface UploadedOutcome {
+  readonly kind: 'Uploaded';
+  readonly updateUrls: readonly (readonly [string, string])[];
+  readonly clock: Instant;
+}
+
+export interface ActionsRecordedOutcome {
+  readonly kind: 'ActionsRecorded';
+  readonly clock: Instant;
+}
+
+export interface DeviceUpdatedOutcome {
+  readonly kind: 'DeviceUpdated';
+}
+
 /** What the API answers for a request, stored with the read model in the same transaction.
  * 404 and 410 are values, not throws. */
 export type RequestOutcome =
-  AddedOutcome | UpdatedOutcome | DeletionAcceptedOutcome | NotFoundOutcome | GoneOutcome | RecordedOutcome;
+  | AddedOutcome
+  | UpdatedOutcome
+  | DeletionAcceptedOutcome
+  | NotFoundOutcome
+  | GoneOutcome
+  | RecordedOutcome
+  | UploadedOutcome
+  | ActionsRecordedOutcome
+  | DeviceUpdatedOutcome;
 
 /** The outcomes each event type can decide: `decide`'s types and the API's check of a stored
  * outcome both read this one table. */
@@ -64,6 +89,9 @@ export const OUTCOME_KINDS = {
   DeletionRequested: ['DeletionAccepted', 'NotFound'],
   DeletionCompleted: ['Recorded'],
   DeletionFailed: ['Recorded'],
+  DeviceUpdateRequested: ['DeviceUpdated'],
+  GpodderUploadRequested: ['Uploaded'],
+  EpisodeActionsUploaded: ['ActionsRecorded'],
 } as const satisfies { readonly [T in LogEventType]: readonly RequestOutcome['kind'][] };
 
 /** The outcome of the event `E`: a POST is answered `Added`, a PATCH `Updated`, `NotFound` or

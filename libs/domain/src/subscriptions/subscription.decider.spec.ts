@@ -49,7 +49,10 @@ const instantsOf = (change: Change): number[] => {
     case 'ClockAdvanced':
       return [change.lastInstant];
     case 'FeedUrlRecorded':
+    case 'DeviceSaved':
       return [];
+    case 'EpisodeActionsRecorded':
+      return [change.receivedAt];
   }
 };
 

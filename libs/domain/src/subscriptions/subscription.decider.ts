@@ -1,4 +1,7 @@
 import { LogEvent, LoggedEvent } from '../events/log-event';
+import { decideDeviceUpdate } from '../gpodder/device.slice';
+import { decideEpisodeActions } from '../gpodder/episode-actions.slice';
+import { decideUpload } from '../gpodder/upload.slice';
 import { Instant } from '../time';
 import { decideAdd } from './add.slice';
 import { Decision, DecisionOf } from './decision';
@@ -34,6 +37,12 @@ export function decide(state: UserSubscriptions, logged: LoggedEvent, now: Insta
       return decideCompleted(state, event, now);
     case 'DeletionFailed':
       return decideFailed(state, event, now);
+    case 'DeviceUpdateRequested':
+      return decideDeviceUpdate(state, event, now);
+    case 'GpodderUploadRequested':
+      return decideUpload(state, event, now);
+    case 'EpisodeActionsUploaded':
+      return decideEpisodeActions(state, event, logged.sequence, now);
     default: {
       const unexpected: never = event;
       throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);

@@ -1,4 +1,4 @@
-import { Guid, UserId } from '../events/log-event';
+import { DeviceId, DeviceType, Guid, UserId } from '../events/log-event';
 import { Instant } from '../time';
 
 /** One entry of a subscription's guid chain: `guid` became its latest guid at `since`. */
@@ -36,6 +36,14 @@ export interface Deletion {
   readonly finishedAt: Instant | null;
 }
 
+/** A device of the gpodder.net face. Every device of a user shares the user's one subscription set. */
+export interface Device {
+  readonly userId: UserId;
+  readonly id: DeviceId;
+  readonly caption: string;
+  readonly type: DeviceType;
+}
+
 /** The part of one user's state a decision needs. The projector loads every subscription that
  * an event in the batch can reach (by any guid, any normalised feed_url, or deletion id) plus the
  * subscriptions they are merged into; a spec may hold the whole state. */
@@ -48,4 +56,6 @@ export interface UserSubscriptions {
   /** Normalised feed_url → the id of the subscription that most recently took it. */
   readonly byFeedUrl: ReadonlyMap<string, Guid>;
   readonly deletions: ReadonlyMap<number, Deletion>;
+  /** The devices the events name (gpodder.net). */
+  readonly devices: ReadonlyMap<DeviceId, Device>;
 }

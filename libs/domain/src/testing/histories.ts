@@ -236,6 +236,8 @@ export const keysOfState = (state: UserSubscriptions): BatchKeys => ({
   guids: [...state.byGuid.keys()].map((guid) => [state.userId, guid] as const),
   feedUrls: [...state.byFeedUrl.keys()].map((url) => [state.userId, url] as const),
   deletionIds: [...state.deletions.keys()].map((id) => [state.userId, id] as const),
+  deviceIds: [...state.devices.keys()].map((id) => [state.userId, id] as const),
+  wholeUsers: new Set(),
 });
 
 /** The same history for other users, logged `offset` positions later: the deletion ids it yields

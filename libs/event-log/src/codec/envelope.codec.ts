@@ -1,18 +1,27 @@
-import { LOG_EVENT_TYPES, LOG_EVENT_VERSION, LogEvent, LogEventType } from '@castlog/domain';
+import {
+  DEVICE_TYPES,
+  EPISODE_ACTION_KINDS,
+  LOG_EVENT_TYPES,
+  LOG_EVENT_VERSION,
+  LogEvent,
+  LogEventType,
+} from '@castlog/domain';
 import { z } from 'zod';
 
 const guid = z.string().uuid();
 const userId = z.string().min(1);
+const deviceId = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/);
+const seconds = z.number().int().nonnegative();
+const addItem = z.object({ feedUrl: z.unknown(), guid: z.unknown().optional(), candidateGuid: guid });
+/** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
+export const MAX_UPLOAD_URLS = 10_000;
 
 /** The JSON schema of each event value, checked when writing and when reading. */
 const eventSchemas: Record<LogEventType, z.ZodType<LogEvent>> = {
   SubscriptionsAddRequested: z.object({
     type: z.literal('SubscriptionsAddRequested'),
     userId,
-    items: z
-      .array(z.object({ feedUrl: z.unknown(), guid: z.unknown().optional(), candidateGuid: guid }))
-      .min(1)
-      .max(1000),
+    items: z.array(addItem).min(1).max(1000),
   }),
   SubscriptionUpdateRequested: z.object({
     type: z.literal('SubscriptionUpdateRequested'),
@@ -34,6 +43,43 @@ const eventSchemas: Record<LogEventType, z.ZodType<LogEvent>> = {
     userId,
     deletionId: z.number().int().nonnegative(),
     reason: z.string(),
+  }),
+  DeviceUpdateRequested: z.object({
+    type: z.literal('DeviceUpdateRequested'),
+    userId,
+    deviceId,
+    caption: z.string().optional(),
+    deviceType: z.enum(DEVICE_TYPES).optional(),
+  }),
+  GpodderUploadRequested: z.object({
+    type: z.literal('GpodderUploadRequested'),
+    userId,
+    deviceId,
+    add: z.array(addItem).max(MAX_UPLOAD_URLS),
+    remove: z.array(z.unknown()).max(MAX_UPLOAD_URLS),
+    replace: z.boolean().optional(),
+  }),
+  EpisodeActionsUploaded: z.object({
+    type: z.literal('EpisodeActionsUploaded'),
+    userId,
+    actions: z
+      .array(
+        z.object({
+          podcast: z.string(),
+          episode: z.string(),
+          action: z.enum(EPISODE_ACTION_KINDS),
+          timestamp: z
+            .string()
+            .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+            .optional(),
+          device: deviceId.optional(),
+          guid: z.string().optional(),
+          started: seconds.optional(),
+          position: seconds.optional(),
+          total: seconds.optional(),
+        }),
+      )
+      .max(MAX_UPLOAD_URLS),
   }),
 } as Record<LogEventType, z.ZodType<LogEvent>>;
 

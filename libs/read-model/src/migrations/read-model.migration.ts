@@ -95,5 +95,45 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
-  return [ReadModelTables];
+  /** The gpodder.net face: devices, and episode actions as recorded (`received_at` is what a
+   * download's `since` compares). */
+  class GpodderTables implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000006`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        CREATE TABLE ${s}.devices (
+          user_id text NOT NULL,
+          id text NOT NULL,
+          caption text NOT NULL,
+          type text NOT NULL CHECK (type IN ('desktop', 'laptop', 'mobile', 'server', 'other')),
+          PRIMARY KEY (user_id, id)
+        )`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.episode_actions (
+          user_id text NOT NULL,
+          sequence bigint NOT NULL,
+          ordinal integer NOT NULL,
+          received_at bigint NOT NULL,
+          podcast text NOT NULL,
+          episode text NOT NULL,
+          action text NOT NULL CHECK (action IN ('download', 'play', 'delete', 'new')),
+          "timestamp" text NOT NULL,
+          device text,
+          guid text,
+          started integer,
+          position integer,
+          total integer,
+          PRIMARY KEY (user_id, sequence, ordinal)
+        )`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.episode_actions (user_id, received_at)`);
+    }
+
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`DROP TABLE ${s}.episode_actions`);
+      await queryRunner.query(`DROP TABLE ${s}.devices`);
+    }
+  }
+
+  return [ReadModelTables, GpodderTables];
 }

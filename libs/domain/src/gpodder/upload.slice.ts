@@ -1,0 +1,93 @@
+import { GpodderUploadRequested, Guid } from '../events/log-event';
+import { Instant } from '../time';
+import { decideItem } from '../subscriptions/add.slice';
+import { Change } from '../subscriptions/change';
+import { DecisionOf, finish, saved } from '../subscriptions/decision';
+import { Draft } from '../subscriptions/evolve';
+import { checkFeedUrl } from '../subscriptions/feed-url';
+import { requireSubscription, resolveFeedUrl } from '../subscriptions/resolve';
+import { Subscription, UserSubscriptions } from '../subscriptions/subscription';
+import { deviceUsed } from './device';
+
+// POST /api/2/subscriptions/{user}/{device}.json and the simple API's PUT: GpodderUploadRequested.
+
+/** The URL of `add` and `remove` that both name (after normalising), if any: such an upload is
+ * refused whole, before it reaches the log. */
+export const conflictingUrl = (add: readonly unknown[], remove: readonly unknown[]): string | undefined => {
+  const formOf = (url: unknown): string => {
+    const checked = checkFeedUrl(url);
+    return checked.ok ? checked.normalized : checked.feedUrl;
+  };
+  const added = new Set(add.map(formOf));
+  const both = remove.find((url) => added.has(formOf(url)));
+  return both === undefined ? undefined : checkFeedUrl(both).feedUrl;
+};
+
+const unsubscribed = (subscription: Subscription, now: Instant): Change =>
+  saved({ ...subscription, isSubscribed: false, subscriptionChanged: now });
+
+export const decideUpload = (
+  state: UserSubscriptions,
+  event: GpodderUploadRequested,
+  now: Instant,
+): DecisionOf<GpodderUploadRequested> => {
+  const changes: Change[] = [];
+  const draft = new Draft(state);
+  const apply = (more: readonly Change[]): void => {
+    changes.push(...more);
+    draft.apply(more);
+  };
+  apply(deviceUsed(state, event.deviceId));
+
+  // Each added URL is a POST item: matched, reinstated or created, with the OPA rules.
+  const updateUrls = new Map<string, string>();
+  const landed: [sent: string, subscriptionId: Guid][] = [];
+  for (const item of event.add) {
+    const decided = decideItem(draft.state, item, now);
+    if (decided.kind === 'failed') {
+      updateUrls.set(decided.item.feedUrl, '');
+      continue;
+    }
+    apply(decided.changes);
+    landed.push([checkFeedUrl(item.feedUrl).feedUrl, decided.subscriptionId]);
+  }
+  const kept = new Set(landed.map(([, id]) => id));
+
+  // A removed URL that reaches a subscription unsubscribes it; a URL nothing holds changes nothing.
+  for (const url of event.remove) {
+    const checked = checkFeedUrl(url);
+    if (!checked.ok) {
+      updateUrls.set(checked.feedUrl, '');
+      continue;
+    }
+    const match = resolveFeedUrl(draft.state, checked.normalized);
+    if (match === undefined || match.deleted !== null) continue;
+    if (match.feedUrl !== checked.feedUrl) updateUrls.set(checked.feedUrl, match.feedUrl);
+    if (match.isSubscribed) apply([unsubscribed(match, now)]);
+  }
+
+  // A replacing upload unsubscribes every subscription no added URL reached.
+  if (event.replace === true) {
+    for (const subscription of draft.state.subscriptions.values()) {
+      if (kept.has(subscription.id) || !subscription.isSubscribed) continue;
+      if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
+      apply([unsubscribed(subscription, now)]);
+    }
+  }
+
+  // A URL stored in another spelling is reported with the spelling the client should use.
+  const current = draft.state;
+  for (const [sent, id] of landed) {
+    const stored = requireSubscription(current, id).feedUrl;
+    if (stored !== sent) updateUrls.set(sent, stored);
+  }
+  const finished = finish(state, changes, now);
+  return {
+    outcome: {
+      kind: 'Uploaded',
+      updateUrls: [...updateUrls],
+      clock: finished.length > 0 ? now : state.lastInstant,
+    },
+    changes: finished,
+  };
+};
