@@ -11,3 +11,4 @@ export * from './queries/deletion-saga.query';
 export * from './queries/history.query';
 export * from './queries/projection.query';
 export * from './sql';
+export * from './queries/gpodder.query';

@@ -1,0 +1,148 @@
+import { DeviceType, EpisodeActionKind, Instant } from '@castlog/domain';
+import { DataSource } from 'typeorm';
+import { ReadSchema } from '../projection-versions';
+import { poolOf, quoteIdent } from '../sql';
+
+/** What the gpodder.net face reads. Every answer that carries the user's clock reads it in the same
+ * statement (one snapshot) as its rows: the clock is the instant of the user's last change, every
+ * later change is strictly after it, so a client that sends back `toUnixSeconds(clock)` as an
+ * inclusive `since` misses nothing. */
+export interface SubscriptionChanges {
+  /** Subscribed now and changed at or after `since`. */
+  readonly add: readonly string[];
+  /** Unsubscribed, deleted or merged into another subscription, changed at or after `since`, and
+   * not also in `add`. */
+  readonly remove: readonly string[];
+  readonly clock: Instant;
+}
+
+export interface DeviceView {
+  readonly id: string;
+  readonly caption: string;
+  readonly type: DeviceType;
+  /** The user's subscribed feeds: every device shares the one set. */
+  readonly subscriptions: number;
+}
+
+export interface EpisodeActionView {
+  readonly podcast: string;
+  readonly episode: string;
+  readonly action: EpisodeActionKind;
+  readonly timestamp: string;
+  readonly device: string | null;
+  readonly guid: string | null;
+  readonly started: number | null;
+  readonly position: number | null;
+  readonly total: number | null;
+}
+
+export interface EpisodeActionFilter {
+  /** Received at or after this instant. */
+  readonly since: Instant;
+  readonly podcast?: string;
+  readonly device?: string;
+  /** Only the latest action of each episode (by its timestamp, then the order received). */
+  readonly aggregated?: boolean;
+}
+
+/** A subscription a gpodder.net client holds: subscribed, not deleted, not merged into another. */
+const SUBSCRIBED = 'sub.is_subscribed AND sub.deleted IS NULL AND sub.merged_into IS NULL';
+
+export class GpodderQuery {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly readModel: ReadSchema,
+  ) {}
+
+  private query<T>(text: (schema: string) => string, params: unknown[]): Promise<T[]> {
+    return poolOf(this.dataSource)
+      .query<T & Record<string, unknown>>(text(quoteIdent(this.readModel.schema)), params)
+      .then((result) => result.rows);
+  }
+
+  /** The feed URLs the user is subscribed to, in the order they were last subscribed, each once. */
+  async subscribedUrls(userId: string): Promise<string[]> {
+    const rows = await this.query<{ feed_url: string }>(
+      (s) => `SELECT sub.feed_url FROM ${s}.subscriptions sub WHERE sub.user_id = $1 AND ${SUBSCRIBED}
+               ORDER BY sub.subscription_changed, sub.id`,
+      [userId],
+    );
+    return [...new Set(rows.map((row) => row.feed_url))];
+  }
+
+  /** Changes at or after `since`; without one, every subscribed URL and nothing removed. */
+  async changesSince(userId: string, since: Instant | null): Promise<SubscriptionChanges> {
+    const rows = await this.query<{ clock: string; feed_url: string | null; subscribed: boolean | null }>(
+      (s) => `
+        WITH clock AS (SELECT coalesce((SELECT last_instant FROM ${s}.user_clocks WHERE user_id = $1), 0) AS clock)
+        SELECT clock.clock, sub.feed_url, (${SUBSCRIBED}) AS subscribed
+          FROM clock LEFT JOIN ${s}.subscriptions sub
+            ON sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time >= $2::bigint)
+         ORDER BY sub.change_time, sub.id`,
+      [userId, since],
+    );
+    const add = new Set<string>();
+    const remove = new Set<string>();
+    for (const row of rows) {
+      if (row.feed_url === null) continue;
+      if (row.subscribed === true) add.add(row.feed_url);
+      else if (since !== null) remove.add(row.feed_url);
+    }
+    for (const url of add) remove.delete(url);
+    return { add: [...add], remove: [...remove], clock: Number(rows[0]?.clock ?? 0) };
+  }
+
+  async devices(userId: string): Promise<DeviceView[]> {
+    const rows = await this.query<{ id: string; caption: string; type: DeviceType; subscriptions: string }>(
+      (s) => `
+        SELECT d.id, d.caption, d.type,
+               (SELECT count(DISTINCT sub.feed_url) FROM ${s}.subscriptions sub WHERE sub.user_id = $1 AND ${SUBSCRIBED})
+                 AS subscriptions
+          FROM ${s}.devices d WHERE d.user_id = $1 ORDER BY d.id`,
+      [userId],
+    );
+    return rows.map((row) => ({ ...row, subscriptions: Number(row.subscriptions) }));
+  }
+
+  async hasDevice(userId: string, deviceId: string): Promise<boolean> {
+    const rows = await this.query(
+      (s) => `SELECT 1 FROM ${s}.devices WHERE user_id = $1 AND id = $2`,
+      [userId, deviceId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Episode actions in the order received, with the user's clock. */
+  async episodeActions(
+    userId: string,
+    filter: EpisodeActionFilter,
+  ): Promise<{ actions: EpisodeActionView[]; clock: Instant }> {
+    const rows = await this.query<EpisodeActionView & { clock: string; action: EpisodeActionKind | null }>(
+      (s) => `
+        WITH clock AS (SELECT coalesce((SELECT last_instant FROM ${s}.user_clocks WHERE user_id = $1), 0) AS clock)
+        SELECT clock.clock, a.podcast, a.episode, a.action, a."timestamp", a.device, a.guid, a.started,
+               a.position, a.total
+          FROM clock LEFT JOIN ${s}.episode_actions a
+            ON a.user_id = $1 AND a.received_at >= $2
+           AND ($3::text IS NULL OR a.podcast = $3) AND ($4::text IS NULL OR a.device = $4)
+         ORDER BY a.received_at, a.sequence, a.ordinal`,
+      [userId, filter.since, filter.podcast ?? null, filter.device ?? null],
+    );
+    const clock = Number(rows[0]?.clock ?? 0);
+    const actions: EpisodeActionView[] = rows
+      .filter((row) => row.action !== null)
+      .map(({ clock: _clock, ...action }) => action);
+    if (filter.aggregated !== true) return { actions, clock };
+    // The latest of each episode; ISO timestamps of one format compare as text.
+    const latest = new Map<string, EpisodeActionView>();
+    for (const action of actions) {
+      const key = `${action.podcast}\u0000${action.episode}`;
+      const held = latest.get(key);
+      if (held === undefined || held.timestamp <= action.timestamp) {
+        latest.delete(key);
+        latest.set(key, action);
+      }
+    }
+    return { actions: [...latest.values()], clock };
+  }
+}
