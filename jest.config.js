@@ -26,6 +26,7 @@ module.exports = {
     '^@castlog/projection$': '<rootDir>/libs/projection/src',
     '^@castlog/http$': '<rootDir>/libs/http/src',
     '^@castlog/replay$': '<rootDir>/libs/replay/src',
+    '^@castlog/opml$': '<rootDir>/libs/opml/src',
     '^@castlog/api$': '<rootDir>/apps/api/src',
     '^@castlog/projector$': '<rootDir>/apps/projector/src',
   },
