@@ -1,1 +1,2 @@
-export {};
+export { OpmlError, parseOpml, toOpml } from './opml';
+export type { OpmlDocument, OpmlFeed, OpmlHead } from './opml';
