@@ -3,6 +3,12 @@ import {
   DeletionCompleted,
   DeletionFailed,
   DeletionRequested,
+  DeviceId,
+  DeviceType,
+  DeviceUpdateRequested,
+  EpisodeAction,
+  EpisodeActionsUploaded,
+  GpodderUploadRequested,
   Guid,
   LogEvent,
   SubscriptionsAddRequested,
@@ -11,7 +17,7 @@ import {
 } from '../events/log-event';
 import { AddedItem, FailedItem, RequestOutcome, UpdatedFields } from '../subscriptions/outcome';
 import { resolveSubscription } from '../subscriptions/resolve';
-import { Subscription, UserSubscriptions } from '../subscriptions/subscription';
+import { Device, Subscription, UserSubscriptions } from '../subscriptions/subscription';
 import { Instant } from '../time';
 
 export const USER: UserId = 'user-alice';
@@ -133,6 +139,57 @@ export const deletionFailed = (
   reason,
 });
 
+// gpodder.net requests.
+
+/** `POST /api/2/devices/{user}/{device}.json` with the fields given (`type` as the JSON names it). */
+export const deviceUpdated = (
+  deviceId: DeviceId,
+  body: { readonly caption?: string; readonly type?: DeviceType } = {},
+  userId: UserId = USER,
+): DeviceUpdateRequested => ({
+  type: 'DeviceUpdateRequested',
+  userId,
+  deviceId,
+  ...(body.caption !== undefined ? { caption: body.caption } : {}),
+  ...(body.type !== undefined ? { deviceType: body.type } : {}),
+});
+
+export interface UploadInput {
+  /** URLs as the client sent them (any JSON); each gets the guid the API would draw for it. */
+  readonly add?: readonly unknown[];
+  readonly remove?: readonly unknown[];
+  /** A simple-API PUT: the added URLs are the whole subscribed set. */
+  readonly replace?: boolean;
+}
+
+/** A subscription upload from `deviceId`: `POST /api/2/subscriptions/{user}/{device}.json`, or with
+ * `replace` a simple-API PUT. */
+export const uploadRequested = (
+  deviceId: DeviceId,
+  body: UploadInput,
+  userId: UserId = USER,
+): GpodderUploadRequested => ({
+  type: 'GpodderUploadRequested',
+  userId,
+  deviceId,
+  add: (body.add ?? []).map((feedUrl) => ({ feedUrl, candidateGuid: candidateFor(feedUrl) })),
+  remove: body.remove ?? [],
+  ...(body.replace !== undefined ? { replace: body.replace } : {}),
+});
+
+/** `POST /api/2/episodes/{user}.json`. */
+export const episodeActionsUploaded = (
+  actions: readonly EpisodeAction[],
+  userId: UserId = USER,
+): EpisodeActionsUploaded => ({ type: 'EpisodeActionsUploaded', userId, actions });
+
+/** One episode action: a `play` of `episode` of `podcast` unless `fields` say otherwise. */
+export const episodeAction = (
+  podcast: string,
+  episode: string,
+  fields: Partial<EpisodeAction> = {},
+): EpisodeAction => ({ podcast, episode, action: 'play', ...fields });
+
 // Expected outcomes.
 
 export const sub = (
@@ -165,6 +222,16 @@ export const deletionAccepted = (deletionId: number): RequestOutcome => ({
   deletionId,
 });
 
+/** A gpodder.net upload's answer: the URLs to rewrite (`[sent, stored]`, `[sent, ""]`) and the clock. */
+export const uploaded = (
+  updateUrls: readonly (readonly [string, string])[],
+  clock: Instant,
+): RequestOutcome => ({ kind: 'Uploaded', updateUrls, clock });
+
+export const actionsRecorded = (clock: Instant): RequestOutcome => ({ kind: 'ActionsRecorded', clock });
+
+export const DEVICE_UPDATED: RequestOutcome = { kind: 'DeviceUpdated' };
+
 export const NOT_FOUND: RequestOutcome = { kind: 'NotFound' };
 export const GONE: RequestOutcome = { kind: 'Gone' };
 export const RECORDED: RequestOutcome = { kind: 'Recorded' };
@@ -177,3 +244,16 @@ export const resolved = (state: UserSubscriptions, guid: Guid): Subscription => 
   if (subscription === undefined) throw new Error(`${guid} resolves to nothing`);
   return subscription;
 };
+
+/** A device of `USER` as the state holds it. */
+export const device = (
+  id: DeviceId,
+  caption = '',
+  type: DeviceType = 'other',
+  userId: UserId = USER,
+): Device => ({
+  userId,
+  id,
+  caption,
+  type,
+});
