@@ -55,6 +55,22 @@ export interface TokenResponse {
  * otherwise a name. */
 export type UserRef = string | { readonly id: string } | { readonly name: string };
 
+/** The owner of a live token, as `tokenOwner` and `sessionOwner` answer it. */
+export interface TokenOwner {
+  readonly userId: string;
+  readonly userName: string;
+  readonly expiresAt: Date;
+}
+
+/** How long a gpodder.net session lasts after it is issued (gpodder.net's Django default). */
+export const SESSION_TTL_MS = 14 * 24 * 3_600_000;
+/** Most live sessions a user keeps: issuing one more ends the oldest (a client that ignores the
+ * cookie and sends Basic every time would otherwise add a row per request). A client whose session
+ * ended this way answers the 401 with its password and gets a new one. */
+export const MAX_SESSIONS_PER_USER = 100;
+/** Most ended or expired sessions (of any user) one issue sweeps away. */
+const SESSION_SWEEP_BATCH = 100;
+
 export interface AuthStoreOptions {
   /** scrypt cost for new password hashes; existing hashes keep the parameters they were made with. */
   readonly passwordParams?: ScryptParams;
@@ -183,23 +199,86 @@ export class AuthStore {
   }
 
   /** The user id an access or CLI token belongs to, or null when the token is unknown, expired,
-   * revoked, or a refresh token (which only `refresh` accepts). */
+   * revoked, a refresh token (which only `refresh` accepts) or a session (which only
+   * `sessionOwner` accepts). */
   async authenticateToken(token: string, now: Date = new Date()): Promise<string | null> {
     return (await this.tokenOwner(token, now))?.userId ?? null;
   }
 
-  /** Like `authenticateToken`, with the token's expiry. */
-  async tokenOwner(
-    token: string,
+  /** Like `authenticateToken`, with the user's name and the token's expiry. */
+  async tokenOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
+    return this.liveTokenOwner(token, ['access', 'cli'], now);
+  }
+
+  /** Issues a gpodder.net session for the user with this id, valid for ttlMs from now (a token of
+   * kind `session`, stored hashed like the others). UserNotFoundError when there is no such user.
+   * The same statement sweeps up to 100 ended or expired sessions of any user, and ends the user's
+   * oldest live sessions beyond MAX_SESSIONS_PER_USER. */
+  async issueSession(
+    userId: string,
+    ttlMs: number = SESSION_TTL_MS,
     now: Date = new Date(),
-  ): Promise<{ userId: string; expiresAt: Date } | null> {
-    if (!isTokenShaped(token)) return null;
-    const [row] = await this.rows<{ user_id: string; expires_at: Date }>(
-      `SELECT user_id, expires_at FROM castlog_auth.tokens
-        WHERE token_hash = $1 AND kind IN ('access', 'cli') AND revoked_at IS NULL AND expires_at > $2`,
-      [hashToken(token), now],
+  ): Promise<IssuedToken> {
+    checkTtl(ttlMs);
+    const token = generateToken();
+    const expiresAt = new Date(now.getTime() + ttlMs);
+    const [row] = isUuid(userId)
+      ? await this.rows<{ id: string }>(
+          `WITH swept AS (
+             DELETE FROM castlog_auth.tokens WHERE id IN (
+               (SELECT id FROM castlog_auth.tokens
+                 WHERE kind = 'session' AND (expires_at <= $4::timestamptz OR revoked_at IS NOT NULL)
+                 ORDER BY expires_at LIMIT ${SESSION_SWEEP_BATCH})
+               UNION
+               (SELECT id FROM castlog_auth.tokens
+                 WHERE user_id = $1::uuid AND kind = 'session' AND revoked_at IS NULL
+                   AND expires_at > $4::timestamptz
+                 ORDER BY created_at DESC, id OFFSET ${MAX_SESSIONS_PER_USER - 1}))
+           )
+           INSERT INTO castlog_auth.tokens (user_id, token_hash, kind, created_at, expires_at)
+           SELECT u.id, $2::text, 'session', $4::timestamptz, $3::timestamptz
+             FROM castlog_auth.users u WHERE u.id = $1::uuid
+           RETURNING id`,
+          [userId, hashToken(token), expiresAt, now],
+        )
+      : [];
+    if (!row) throw new UserNotFoundError(userId);
+    return { id: row.id, token, expiresAt };
+  }
+
+  /** The owner of a live session (issued by `issueSession`, not ended, revoked or expired), or
+   * null; access, CLI and refresh tokens are not sessions. */
+  async sessionOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
+    return this.liveTokenOwner(token, ['session'], now);
+  }
+
+  /** Ends a session: it no longer authenticates anywhere. With `userId`, only a session of that
+   * user. True when a live or expired session was ended, false when there was none. */
+  async endSession(token: string, userId?: string): Promise<boolean> {
+    if (!isTokenShaped(token) || (userId !== undefined && !isUuid(userId))) return false;
+    const rows = await this.rows(
+      `DELETE FROM castlog_auth.tokens
+        WHERE token_hash = $1 AND kind = 'session' AND ($2::uuid IS NULL OR user_id = $2::uuid)
+       RETURNING id`,
+      [hashToken(token), userId ?? null],
     );
-    return row ? { userId: row.user_id, expiresAt: row.expires_at } : null;
+    return rows.length > 0;
+  }
+
+  private async liveTokenOwner(
+    token: string,
+    kinds: readonly TokenKind[],
+    now: Date,
+  ): Promise<TokenOwner | null> {
+    if (!isTokenShaped(token)) return null;
+    const [row] = await this.rows<{ user_id: string; name: string; expires_at: Date }>(
+      `SELECT t.user_id, u.name, t.expires_at
+         FROM castlog_auth.tokens t JOIN castlog_auth.users u ON u.id = t.user_id
+        WHERE t.token_hash = $1 AND t.kind = ANY($2::text[]) AND t.revoked_at IS NULL
+          AND t.expires_at > $3`,
+      [hashToken(token), kinds, now],
+    );
+    return row ? { userId: row.user_id, userName: row.name, expiresAt: row.expires_at } : null;
   }
 
   /** The user id when the password is right, otherwise null. An unknown user costs one scrypt too. */

@@ -1,6 +1,7 @@
 import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables';
 import { TokenChangeNotices1732400000004 } from './migrations/1732400000004-token-change-notices';
 import { RateLimitBuckets1732400000005 } from './migrations/1732400000005-rate-limit-buckets';
+import { SessionTokens1732400000007 } from './migrations/1732400000007-session-tokens';
 
 export * from './auth.store';
 export * from './credentials';
@@ -8,7 +9,12 @@ export * from './password';
 export * from './queries/users.query';
 export * from './rate-limit.store';
 export * from './token';
-export { AuthTables1732400000000, TokenChangeNotices1732400000004, RateLimitBuckets1732400000005 };
+export {
+  AuthTables1732400000000,
+  TokenChangeNotices1732400000004,
+  RateLimitBuckets1732400000005,
+  SessionTokens1732400000007,
+};
 
 /** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash). */
 export const TOKENS_CHANNEL = 'castlog_tokens';
@@ -18,4 +24,5 @@ export const authMigrations = [
   AuthTables1732400000000,
   TokenChangeNotices1732400000004,
   RateLimitBuckets1732400000005,
+  SessionTokens1732400000007,
 ];

@@ -3,7 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Every castlog token starts with this prefix, so a leaked one is recognisable (secret scanners). */
 export const TOKEN_PREFIX = 'cl_';
 
-export const TOKEN_KINDS = ['access', 'refresh', 'cli'] as const;
+/** `access` and `cli` tokens are Bearer credentials; `refresh` only buys new tokens; `session` is
+ * the gpodder.net face's session cookie, accepted only as that cookie. */
+export const TOKEN_KINDS = ['access', 'refresh', 'cli', 'session'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 const TOKEN_BYTES = 32;

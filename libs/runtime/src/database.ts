@@ -1,6 +1,7 @@
 import {
   AuthTables1732400000000,
   RateLimitBuckets1732400000005,
+  SessionTokens1732400000007,
   TokenChangeNotices1732400000004,
 } from '@castlog/auth';
 import { EventLogTable1732400000001 } from '@castlog/event-log';
@@ -26,6 +27,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     TokenChangeNotices1732400000004,
     RateLimitBuckets1732400000005,
     ...readModelMigrations(schema),
+    SessionTokens1732400000007,
   ];
 }
 

@@ -188,11 +188,12 @@ describe('with a generous rate limit', () => {
     });
   });
 
-  it('describes the routes and both security schemes in the OpenAPI document', () => {
+  it('describes the routes and the security schemes in the OpenAPI document', () => {
     const document = SwaggerModule.createDocument(app, addAuthSecuritySchemes(new DocumentBuilder()).build());
     expect(document.components?.securitySchemes).toEqual({
       bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       basic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
+      session: expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'sessionid' }),
     });
     const login = document.paths['/v1/auth/login']?.post;
     expect(login?.tags).toEqual(['auth']);

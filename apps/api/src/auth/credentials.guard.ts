@@ -29,6 +29,8 @@ import { TokenCache } from './token-cache';
 /** Names of the OpenAPI security schemes (see `addAuthSecuritySchemes`). */
 export const BEARER_SCHEME = 'bearer';
 export const BASIC_SCHEME = 'basic';
+/** The gpodder.net face's session cookie (`sessionid`, from `POST /api/2/auth/{user}/login.json`). */
+export const SESSION_SCHEME = 'session';
 
 /** The request as the guards see it: Fastify's, plus the user id CredentialsGuard sets. */
 export interface AuthenticatedRequest {
@@ -97,7 +99,7 @@ export const Authenticated = () =>
     }),
   );
 
-/** Declares the `bearer` and `basic` security schemes the routes refer to. */
+/** Declares the `bearer`, `basic` and `session` security schemes the routes refer to. */
 export function addAuthSecuritySchemes(builder: DocumentBuilder): DocumentBuilder {
   return builder
     .addBearerAuth(
@@ -108,5 +110,16 @@ export function addAuthSecuritySchemes(builder: DocumentBuilder): DocumentBuilde
       },
       BEARER_SCHEME,
     )
-    .addBasicAuth({ type: 'http', scheme: 'basic', description: 'User name and password' }, BASIC_SCHEME);
+    .addBasicAuth({ type: 'http', scheme: 'basic', description: 'User name and password' }, BASIC_SCHEME)
+    .addCookieAuth(
+      'sessionid',
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'sessionid',
+        description:
+          'gpodder.net routes (/api/2, /subscriptions) only: the session cookie set by login.json and by every answer to Basic credentials there',
+      },
+      SESSION_SCHEME,
+    );
 }

@@ -1,4 +1,4 @@
-import { AuthStore, hashToken, TOKENS_CHANNEL } from '@castlog/auth';
+import { AuthStore, hashToken, TOKENS_CHANNEL, TokenOwner } from '@castlog/auth';
 import { CONFIG, Config } from '@castlog/config';
 import { Database } from '@castlog/read-model';
 import { DependencyHealth, NotificationListener } from '@castlog/supervision';
@@ -8,15 +8,19 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 /** Most tokens remembered at once; the oldest go first. */
 const MAX_ENTRIES = 10_000;
 
+/** What a token proves: a Bearer credential (access or CLI token) or a gpodder.net session. */
+type Use = 'bearer' | 'session';
+
 interface Entry {
-  readonly userId: string;
+  readonly use: Use;
+  readonly owner: TokenOwner;
   /** Epoch ms until which the entry may answer: TOKEN_CACHE_TTL after the lookup, never past the
    * token's expiry. */
   readonly until: number;
 }
 
-/** Remembers which user a valid access or CLI token belongs to, so a request with a known token
- * costs no query. A token is forgotten as soon as PostgreSQL announces that it was revoked or
+/** Remembers which user a valid access or CLI token, or a gpodder.net session, belongs to, so a
+ * request with a known token costs no query. A token is forgotten as soon as PostgreSQL announces that it was revoked or
  * deleted (a trigger sends its hash on `castlog_tokens`, whoever changed it), at its expiry, and
  * after TOKEN_CACHE_TTL. While the announcements cannot be heard (the listener is down), nothing is
  * remembered and every token is looked up. */
@@ -69,19 +73,41 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
 
   /** The user id the token belongs to, or null; as `AuthStore.authenticateToken`. */
   async authenticateToken(token: string, now: Date = new Date()): Promise<string | null> {
-    if (!this.listening) return this.store.authenticateToken(token, now);
+    return (await this.tokenOwner(token, now))?.userId ?? null;
+  }
+
+  /** The owner of a live access or CLI token, or null; as `AuthStore.tokenOwner`. */
+  tokenOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
+    return this.owner('bearer', token, now);
+  }
+
+  /** The owner of a live gpodder.net session, or null; as `AuthStore.sessionOwner`. */
+  sessionOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
+    return this.owner('session', token, now);
+  }
+
+  /** Forgets a token this process has just ended, without waiting for PostgreSQL's notice, so the
+   * next request to this process already refuses it. */
+  forgetToken(token: string): void {
+    this.forget(hashToken(token));
+  }
+
+  private async owner(use: Use, token: string, now: Date): Promise<TokenOwner | null> {
+    const lookUp = () =>
+      use === 'bearer' ? this.store.tokenOwner(token, now) : this.store.sessionOwner(token, now);
+    if (!this.listening) return lookUp();
     const hash = hashToken(token);
     const known = this.entries.get(hash);
-    if (known && known.until > now.getTime()) return known.userId;
+    if (known && known.until > now.getTime()) return known.use === use ? known.owner : null;
     if (known) this.entries.delete(hash);
     const generation = this.generation;
-    const owner = await this.store.tokenOwner(token, now);
+    const owner = await lookUp();
     if (owner && this.listening && generation === this.generation) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
       const until = Math.min(now.getTime() + this.config.TOKEN_CACHE_TTL, owner.expiresAt.getTime());
-      this.entries.set(hash, { userId: owner.userId, until });
+      this.entries.set(hash, { use, owner, until });
     }
-    return owner?.userId ?? null;
+    return owner;
   }
 
   private forget(hash: string): void {

@@ -1,0 +1,217 @@
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  SetMetadata,
+  UnauthorizedException,
+  UseGuards,
+  applyDecorators,
+  createParamDecorator,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import {
+  ApiBasicAuth,
+  ApiBearerAuth,
+  ApiCookieAuth,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { AuthStore, SESSION_TTL_MS, parseAuthorization } from '@castlog/auth';
+import { isPossibleUserName } from '../../auth/auth.request';
+import { errorSchema } from '../../auth/auth.response';
+import { BASIC_SCHEME, BEARER_SCHEME, SESSION_SCHEME } from '../../auth/credentials.guard';
+import { RateLimiter, RateLimits, ReplyWithHeaders, tooManyRequests } from '../../auth/rate-limit.guard';
+import { TokenCache } from '../../auth/token-cache';
+import { readSessionCookie, sessionCookie } from './session-cookie';
+
+/** The challenge on every 401 of the gpodder.net routes: mygpoclient sends Basic credentials only
+ * in answer to it. */
+export const GPODDER_WWW_AUTHENTICATE = 'Basic realm="castlog"';
+
+/** The user a gpodder.net request is authenticated as. */
+export interface GpodderIdentity {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** How the request proved who it is. */
+export type GpodderCredential = 'basic' | 'bearer' | 'session';
+
+/** The request as the gpodder guard sees it (Fastify's), and what it adds. */
+export interface GpodderRequest {
+  headers: Record<string, string | string[] | undefined>;
+  params?: Record<string, string | undefined>;
+  ip?: string;
+  protocol?: string;
+  /** Set by the guard, as CredentialsGuard sets it on /v1. */
+  userId?: string;
+  gpodderUser?: GpodderIdentity;
+  gpodderCredential?: GpodderCredential;
+  /** The session the response's cookie names, once one is set. */
+  gpodderSession?: string;
+}
+
+/** 401 with castlog's error body, after setting `WWW-Authenticate: Basic realm="castlog"` on the
+ * reply (the error filter keeps a challenge already set). */
+export function gpodderUnauthorized(reply: ReplyWithHeaders): UnauthorizedException {
+  reply.header('WWW-Authenticate', GPODDER_WWW_AUTHENTICATE);
+  return new UnauthorizedException('User not authorized');
+}
+
+const ENDS_SESSION = 'castlog:gpodder-ends-session';
+
+/** Marks a route that ends the session (logout): the guard sets no session cookie for it. */
+export const EndsSession = () => SetMetadata(ENDS_SESSION, true);
+
+/** Session cookies of the gpodder.net face, kept server-side (AuthStore sessions) so that they hold
+ * across API replicas. */
+@Injectable()
+export class GpodderSessions {
+  constructor(
+    @Inject(AuthStore) private readonly store: AuthStore,
+    @Inject(TokenCache) private readonly tokens: TokenCache,
+  ) {}
+
+  /** Sets the session cookie on the reply: the request's own session when it is a live one of
+   * this user (no new row), otherwise a new session. Once per request. */
+  async keep(
+    request: GpodderRequest,
+    reply: ReplyWithHeaders,
+    user: GpodderIdentity,
+    now: Date = new Date(),
+  ): Promise<void> {
+    if (request.gpodderSession !== undefined) return;
+    const cookie = readSessionCookie(request.headers.cookie);
+    const current = cookie === undefined ? null : await this.tokens.sessionOwner(cookie, now);
+    const session =
+      cookie !== undefined && current?.userId === user.id
+        ? { token: cookie, expiresAt: current.expiresAt }
+        : await this.store.issueSession(user.id, SESSION_TTL_MS, now);
+    reply.header('Set-Cookie', sessionCookie(session.token, session.expiresAt, now, isHttps(request)));
+    request.gpodderSession = session.token;
+  }
+
+  /** Ends the session the request's cookie names, when it is one of this user's; this process
+   * refuses it from now on, other replicas once PostgreSQL's notice reaches them. */
+  async end(request: GpodderRequest, user: GpodderIdentity): Promise<void> {
+    const cookie = readSessionCookie(request.headers.cookie);
+    if (cookie === undefined) return;
+    await this.store.endSession(cookie, user.id);
+    this.tokens.forgetToken(cookie);
+  }
+}
+
+export const isHttps = (request: GpodderRequest): boolean => request.protocol === 'https';
+
+/** Authenticates a gpodder.net request by `Authorization: Basic` (castlog user name and password),
+ * `Authorization: Bearer` (access or CLI token, as on /v1), or the session cookie when there is no
+ * Authorization header; the route's `:user` must be the authenticated user's name. Anything else
+ * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. Then the per-user
+ * rate limit, shared with /v1 (429 with Retry-After). A request authenticated by Basic gets the
+ * session cookie in its response (except on a route marked `EndsSession`), as on gpodder.net.
+ * Failed credentials count against the client address as on /v1: past RATE_LIMIT_PER_MINUTE
+ * failures, requests with credentials answer 429 before any password is checked. */
+@Injectable()
+export class GpodderAuthGuard implements CanActivate {
+  constructor(
+    @Inject(AuthStore) private readonly store: AuthStore,
+    @Inject(TokenCache) private readonly tokens: TokenCache,
+    @Inject(RateLimiter) private readonly limiter: RateLimits,
+    @Inject(GpodderSessions) private readonly sessions: GpodderSessions,
+    @Inject(Reflector) private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<GpodderRequest>();
+    const reply = http.getResponse<ReplyWithHeaders>();
+    const now = new Date();
+    const header =
+      typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
+    const cookie = readSessionCookie(request.headers.cookie);
+    const presented = header !== undefined || cookie !== undefined;
+    const failures = `failed-credentials:${request.ip ?? 'unknown'}`;
+    if (presented) {
+      const retryAfterSeconds = await this.limiter.peek(failures);
+      if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
+    }
+    const pathUser = request.params?.user;
+    const proven = typeof pathUser === 'string' ? await this.identify(header, cookie, pathUser, now) : null;
+    if (!proven || proven.user.name !== pathUser) {
+      if (presented) await this.limiter.take(failures);
+      throw gpodderUnauthorized(reply);
+    }
+    const { user, credential } = proven;
+    request.userId = user.id;
+    request.gpodderUser = user;
+    request.gpodderCredential = credential;
+    const retryAfterSeconds = await this.limiter.take(`user:${user.id}`);
+    if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
+    const endsSession = this.reflector.getAllAndOverride<boolean | undefined>(ENDS_SESSION, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (credential === 'basic' && !endsSession) await this.sessions.keep(request, reply, user, now);
+    return true;
+  }
+
+  /** Who the credentials prove, or null. The Authorization header decides when there is one;
+   * Basic credentials naming another user than the path are refused without a password check. */
+  private async identify(
+    header: string | undefined,
+    cookie: string | undefined,
+    pathUser: string,
+    now: Date,
+  ): Promise<{ user: GpodderIdentity; credential: GpodderCredential } | null> {
+    if (header !== undefined) {
+      const credentials = parseAuthorization(header);
+      if (!credentials) return null;
+      if (credentials.kind === 'bearer') {
+        const owner = await this.tokens.tokenOwner(credentials.token, now);
+        return owner ? { user: { id: owner.userId, name: owner.userName }, credential: 'bearer' } : null;
+      }
+      if (credentials.name !== pathUser || !isPossibleUserName(credentials.name)) return null;
+      const id = await this.store.authenticatePassword(credentials.name, credentials.password);
+      return id ? { user: { id, name: credentials.name }, credential: 'basic' } : null;
+    }
+    if (cookie === undefined) return null;
+    const owner = await this.tokens.sessionOwner(cookie, now);
+    return owner ? { user: { id: owner.userId, name: owner.userName }, credential: 'session' } : null;
+  }
+}
+
+/** For a gpodder.net controller or route whose path has `:user`: the gpodder guard (see
+ * GpodderAuthGuard) and the matching OpenAPI security requirements and error answers. */
+export const GpodderAuthenticated = () =>
+  applyDecorators(
+    UseGuards(GpodderAuthGuard),
+    ApiBasicAuth(BASIC_SCHEME),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiCookieAuth(SESSION_SCHEME),
+    ApiUnauthorizedResponse({
+      description: 'Missing, malformed, expired, revoked or wrong credentials, or a path naming another user',
+      headers: {
+        'WWW-Authenticate': {
+          description: 'The Basic challenge',
+          schema: { type: 'string', example: GPODDER_WWW_AUTHENTICATE },
+        },
+      },
+      schema: errorSchema('401', 'User not authorized'),
+    }),
+    ApiTooManyRequestsResponse({
+      description: 'Rate limit exceeded; see Retry-After',
+      schema: errorSchema('429', 'Too many requests'),
+    }),
+  );
+
+/** The authenticated user `{ id, name }`, set by GpodderAuthGuard. A route without the guard
+ * answers 401 rather than running without a user. */
+export const GpodderUser = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): GpodderIdentity => {
+    const http = context.switchToHttp();
+    const { gpodderUser } = http.getRequest<GpodderRequest>();
+    if (!gpodderUser) throw gpodderUnauthorized(http.getResponse<ReplyWithHeaders>());
+    return gpodderUser;
+  },
+);
