@@ -66,9 +66,13 @@ export const decideUpload = (
     if (match.isSubscribed) apply([unsubscribed(match, now)]);
   }
 
-  // A replacing upload unsubscribes every subscription no added URL reached.
+  // A replacing upload unsubscribes every subscription no added URL reached, in the order of their
+  // ids: the changes are the same whatever order the state was loaded in.
   if (event.replace === true) {
-    for (const subscription of draft.state.subscriptions.values()) {
+    const all = [...draft.state.subscriptions.values()].sort((a, b) =>
+      a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+    );
+    for (const subscription of all) {
       if (kept.has(subscription.id) || !subscription.isSubscribed) continue;
       if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
       apply([unsubscribed(subscription, now)]);
