@@ -1,4 +1,4 @@
-import { DeviceId, Guid, LogEvent, UserId } from '../events/log-event';
+import { AddItem, DeviceId, Guid, LogEvent, UserId } from '../events/log-event';
 import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { DomainInvariantError } from './invariant';
 import { Deletion, Device, Subscription, UserSubscriptions } from './subscription';
@@ -37,17 +37,19 @@ export function keysOf(events: readonly LogEvent[]): BatchKeys {
   const guid = (userId: UserId, value: unknown): void => {
     if (isGuid(value)) guids.push([userId, normalizeGuid(value)]);
   };
+  // An item reaches by its feed_url and guid only when its feed_url passes, as decideItem reads it.
+  const item = (userId: UserId, added: AddItem): void => {
+    const checked = checkFeedUrl(added.feedUrl);
+    if (!checked.ok) return;
+    feedUrls.push([userId, checked.normalized]);
+    guid(userId, added.guid);
+  };
   for (const event of events) {
     const { userId } = event;
     users.add(userId);
     switch (event.type) {
       case 'SubscriptionsAddRequested':
-        for (const item of event.items) {
-          const feedUrl = checkFeedUrl(item.feedUrl);
-          if (!feedUrl.ok) continue;
-          feedUrls.push([userId, feedUrl.normalized]);
-          guid(userId, item.guid);
-        }
+        for (const added of event.items) item(userId, added);
         break;
       case 'SubscriptionUpdateRequested':
         guid(userId, event.guid);
@@ -66,7 +68,8 @@ export function keysOf(events: readonly LogEvent[]): BatchKeys {
         break;
       case 'GpodderUploadRequested':
         deviceIds.push([userId, event.deviceId]);
-        for (const item of event.add) feedUrl(userId, item.feedUrl);
+        // Added URLs are items: one that carries a guid (the log's schema allows it) reaches by it too.
+        for (const added of event.add) item(userId, added);
         for (const url of event.remove) feedUrl(userId, url);
         if (event.replace === true) wholeUsers.add(userId);
         break;
