@@ -6,6 +6,9 @@ import {
   deciderSpec,
   deletionCompleted,
   deletionRequested,
+  deviceUpdated,
+  episodeAction,
+  episodeActionsUploaded,
   G1,
   G2,
   G3,
@@ -15,6 +18,7 @@ import {
   T3,
   T4,
   updateRequested,
+  uploadRequested,
   USER,
 } from '../testing';
 import { batchesArbitrary, foldHistory, historyArbitrary, keysOfState } from '../testing/histories';
@@ -119,6 +123,80 @@ describe('keysOf reads an event as decide does', () => {
     }));
 });
 
+describe('keysOf reads a gpodder.net request as decide does', () => {
+  it("a device update's device", () =>
+    expect(
+      keysOf([deviceUpdated('phone', { caption: 'Phone' }), deviceUpdated('tv', {}, OTHER_USER)]),
+    ).toEqual({
+      users: new Set([USER, OTHER_USER]),
+      guids: [],
+      feedUrls: [],
+      deletionIds: [],
+      deviceIds: [
+        [USER, 'phone'],
+        [OTHER_USER, 'tv'],
+      ],
+      wholeUsers: new Set(),
+    }));
+
+  it("an upload's device and the normalised URLs it adds and removes; a refused URL reaches nothing", () =>
+    expect(
+      keysOf([
+        uploadRequested('phone', {
+          add: ['HTTPS://A.example:443/rss#top', 'ftp://a.example/rss', 42],
+          remove: ['https://B.example/rss#x', 'example.com/rss', null],
+        }),
+      ]),
+    ).toEqual({
+      users: new Set([USER]),
+      guids: [],
+      feedUrls: [
+        [USER, A],
+        [USER, normalizeFeedUrl('https://B.example/rss#x')],
+      ],
+      deletionIds: [],
+      deviceIds: [[USER, 'phone']],
+      wholeUsers: new Set(),
+    }));
+
+  it('a replacing upload reaches its whole user, only its own', () => {
+    const keys = keysOf([
+      uploadRequested('phone', { add: [A], replace: true }),
+      uploadRequested('tv', {}, OTHER_USER),
+    ]);
+    expect(keys.wholeUsers).toEqual(new Set([USER]));
+    expect(keys.users).toEqual(new Set([USER, OTHER_USER]));
+  });
+
+  it('an added URL carrying a guid (the log admits one) reaches by that guid too, as a POST item does', () => {
+    const event = uploadRequested('phone', { add: [B] });
+    const withGuid = { ...event, add: event.add.map((item) => ({ ...item, guid: G1.toUpperCase() })) };
+    expect(keysOf([withGuid]).guids).toEqual([[USER, G1]]);
+  });
+
+  it("episode actions' devices, each time an action names one; actions without a device reach none", () =>
+    expect(
+      keysOf([
+        episodeActionsUploaded([
+          episodeAction(A, 'e1', { device: 'phone' }),
+          episodeAction(A, 'e2'),
+          episodeAction(B, 'e3', { device: 'laptop' }),
+        ]),
+        episodeActionsUploaded([]),
+      ]),
+    ).toEqual({
+      users: new Set([USER]),
+      guids: [],
+      feedUrls: [],
+      deletionIds: [],
+      deviceIds: [
+        [USER, 'phone'],
+        [USER, 'laptop'],
+      ],
+      wholeUsers: new Set(),
+    }));
+});
+
 describe('reach', () => {
   // G1 merged into G2, whose deletion 40 is pending.
   const merged = spec
@@ -157,4 +235,62 @@ describe('reach', () => {
         new DomainInvariantError(`subscription ${G2} of user ${USER} is not loaded`),
       );
     }));
+
+  describe('of a gpodder.net user', () => {
+    // Subscriptions A (G1) and B (G2), G3 merged into G2 and deleted; devices phone and tv.
+    const user = spec
+      .given(
+        at(T1, addRequested([{ feed_url: A, guid: G1 }])),
+        at(T1, addRequested([{ feed_url: B, guid: G2 }])),
+        at(T2, addRequested([{ feed_url: 'https://c.example/rss', guid: G3 }])),
+        at(T2, deviceUpdated('phone', { type: 'mobile' })),
+        at(T2, deviceUpdated('tv')),
+        at(T3, updateRequested(G3, { new_guid: G2 })),
+      )
+      .when(at(T4, deletionRequested(G2), 40));
+
+    it('a replacing upload loads every subscription of the user, with the deletions attached', () =>
+      user.thenDecision(({ after }) => {
+        const reached = reach(after, keysOf([uploadRequested('phone', { replace: true })]));
+        expect(reached.subscriptions).toEqual(after.subscriptions);
+        expect(reached.byGuid).toEqual(after.byGuid);
+        expect(reached.byFeedUrl).toEqual(after.byFeedUrl);
+        expect([...reached.deletions.keys()]).toEqual([40]);
+        expect([...reached.devices.keys()]).toEqual(['phone']);
+      }));
+
+    it('which is what it needs: without the whole user, the feeds no URL names would stay subscribed', () =>
+      user.thenDecision(({ after, now }) => {
+        const logged = { event: uploadRequested('phone', { add: [A], replace: true }), sequence: 50 };
+        const keys = keysOf([logged.event]);
+        const unsubscribed = (state: typeof after) =>
+          decide(state, logged, now + 1).changes.flatMap((c) =>
+            c.kind === 'SubscriptionSaved' && !c.subscription.isSubscribed ? [c.subscription.id] : [],
+          );
+        expect(unsubscribed(reach(after, keys))).toEqual([G2]);
+        expect(unsubscribed(reach(after, { ...keys, wholeUsers: new Set() }))).toEqual([]);
+      }));
+
+    it("another user's replacing upload loads nothing of this user", () =>
+      user.thenDecision(({ after }) => {
+        const reached = reach(after, keysOf([uploadRequested('phone', { replace: true }, OTHER_USER)]));
+        expect(reached.subscriptions.size).toBe(0);
+        expect(reached.devices.size).toBe(0);
+      }));
+
+    it('loads the devices named, and no other; a device the user has not is absent', () =>
+      user.thenDecision(({ after }) => {
+        const reached = reach(
+          after,
+          keysOf([
+            episodeActionsUploaded([
+              episodeAction(A, 'e1', { device: 'tv' }),
+              episodeAction(A, 'e1', { device: 'car' }),
+            ]),
+          ]),
+        );
+        expect(reached.devices).toEqual(new Map([['tv', after.devices.get('tv')]]));
+        expect(reached.subscriptions.size).toBe(0);
+      }));
+  });
 });

@@ -7,6 +7,9 @@ import {
   at,
   deciderSpec,
   deletionRequested,
+  deviceUpdated,
+  episodeAction,
+  episodeActionsUploaded,
   G1,
   G2,
   G3,
@@ -17,14 +20,15 @@ import {
   T3,
   updated,
   updateRequested,
+  uploadRequested,
   USER,
 } from '../testing';
-import { SubscriptionUpdateRequested } from '../events/log-event';
+import { GpodderUploadRequested, SubscriptionUpdateRequested } from '../events/log-event';
 import { foldHistory, historyArbitrary } from '../testing/histories';
 import { Change } from './change';
 import { initialState } from './evolve';
 import { DomainInvariantError } from './invariant';
-import { AddedOutcome, isOutcomeOf, OutcomeOf } from './outcome';
+import { AddedOutcome, isOutcomeOf, OutcomeOf, UploadedOutcome } from './outcome';
 import { decide } from './subscription.decider';
 
 const A = 'https://a.example/rss';
@@ -99,6 +103,33 @@ describe('one request, one instant, monotonic per user', () => {
       .when(at(T1, updateRequested(G1, { is_subscribed: false })))
       .thenOutcome(updated({ isSubscribed: false, subscriptionChanged: T1 + 1 })));
 
+  it('a gpodder.net upload stamps what it creates, reinstates and unsubscribes with its now', () =>
+    spec
+      .given(
+        at(T1, addRequested([{ feed_url: A, guid: G1 }])),
+        at(T1, updateRequested(G1, { is_subscribed: false })),
+      )
+      .when(at(T2, uploadRequested('phone', { add: [A, B], remove: [], replace: true })))
+      .thenDecision(({ decision, now }) => {
+        const saved = decision.changes.filter((c) => c.kind === 'SubscriptionSaved');
+        expect(saved).toHaveLength(2);
+        expect(saved.map((c) => c.subscription.subscriptionChanged)).toEqual([now, now]);
+        expect(decision.changes[decision.changes.length - 1]).toEqual({
+          kind: 'ClockAdvanced',
+          userId: USER,
+          lastInstant: now,
+        });
+      }));
+
+  it('episode actions are received at the now of their upload', () =>
+    spec
+      .given(at(T2, addRequested([{ feed_url: A, guid: G1 }])))
+      .when(at(T1, episodeActionsUploaded([episodeAction(A, 'e1')])))
+      .thenDecision(({ decision, now }) => {
+        expect(now).toBe(T2 + 1);
+        expect(new Set(decision.changes.flatMap(instantsOf))).toEqual(new Set([now]));
+      }));
+
   it('a decision that changes nothing leaves the clock', () =>
     spec
       .given(at(T2, addRequested([{ feed_url: A, guid: G1 }])))
@@ -157,6 +188,25 @@ describe('the outcome is typed by the event that asked for it', () => {
       }),
       { numRuns: 100 },
     ));
+
+  it('a gpodder.net upload is answered Uploaded, with the URLs to rewrite and the clock', () => {
+    const event: GpodderUploadRequested = uploadRequested('phone', { add: ['ftp://a.example/rss'] });
+    const outcome: UploadedOutcome = decide(initialState(USER, T1), { event, sequence: 1 }, T2).outcome;
+    expect(outcome.updateUrls).toEqual([['ftp://a.example/rss', '']]);
+    expect(outcome.clock).toBe(T2);
+  });
+
+  it('a device update is answered DeviceUpdated, episode actions ActionsRecorded, and nothing else', () => {
+    expect(isOutcomeOf(deviceUpdated('phone'), { kind: 'DeviceUpdated' })).toBe(true);
+    expect(isOutcomeOf(deviceUpdated('phone'), { kind: 'Recorded' })).toBe(false);
+    expect(isOutcomeOf(episodeActionsUploaded([]), { kind: 'ActionsRecorded', clock: 0 })).toBe(true);
+    expect(isOutcomeOf(episodeActionsUploaded([]), { kind: 'Uploaded', updateUrls: [], clock: 0 })).toBe(
+      false,
+    );
+    expect(isOutcomeOf(uploadRequested('phone', {}), { kind: 'Added', success: [], failure: [] })).toBe(
+      false,
+    );
+  });
 
   it('isOutcomeOf refuses an outcome the event cannot have', () => {
     expect(isOutcomeOf(addRequested([{ feed_url: A }]), { kind: 'NotFound' })).toBe(false);

@@ -1,5 +1,17 @@
 import fc from 'fast-check';
-import { AddItem, Guid, LoggedEvent, LogEvent, UserId } from '../events/log-event';
+import {
+  AddItem,
+  DEVICE_TYPES,
+  DeviceType,
+  EPISODE_ACTION_KINDS,
+  EpisodeAction,
+  EpisodeActionKind,
+  Guid,
+  LoggedEvent,
+  LogEvent,
+  UserId,
+} from '../events/log-event';
+import { conflictingUrl } from '../gpodder/upload.slice';
 import { Decision } from '../subscriptions/decision';
 import { Draft, initialState } from '../subscriptions/evolve';
 import { BatchKeys } from '../subscriptions/keys';
@@ -28,6 +40,8 @@ const VALID_FEEDS = [
   'http://C.example:80/feed#x',
 ];
 const INVALID_FEEDS: readonly unknown[] = ['ftp://a.example/rss', 'example.com/rss', '', 42, null, undefined];
+/** A few device ids of the gpodder.net face (ids are case-sensitive). */
+const DEVICES = ['phone', 'Phone', 'laptop', 'tv.1'];
 
 /** A guid as a request names it: one of the few, possibly upper-cased; one the API drew for an
  * earlier item of anyone (the n-th, modulo those drawn so far); or, mostly, one the user has (the
@@ -52,7 +66,33 @@ type Planned =
   | { readonly type: 'delete'; readonly guid: GuidRef }
   /** A saga result for one of the user's deletions (pending ones first), or for one that does not
    * exist. */
-  | { readonly type: 'completed' | 'failed'; readonly pick: number; readonly unknown: boolean };
+  | { readonly type: 'completed' | 'failed'; readonly pick: number; readonly unknown: boolean }
+  | {
+      readonly type: 'device';
+      readonly deviceId: string;
+      readonly caption?: string;
+      readonly deviceType?: DeviceType;
+    }
+  /** A gpodder.net upload. Its added URLs are items (a guid among them only as the log's schema
+   * allows, never drawn by the API); removed URLs that an added one names are dropped, as the API
+   * refuses such an upload. */
+  | {
+      readonly type: 'upload';
+      readonly deviceId: string;
+      readonly add: readonly { readonly feedUrl: unknown; readonly guid?: GuidRef }[];
+      readonly remove: readonly unknown[];
+      readonly replace: boolean;
+    }
+  | {
+      readonly type: 'actions';
+      readonly actions: readonly {
+        readonly podcast: string;
+        readonly episode: string;
+        readonly action: EpisodeActionKind;
+        readonly device?: string;
+        readonly timestamp?: string;
+      }[];
+    };
 
 const guidRef: fc.Arbitrary<GuidRef> = fc.oneof(
   {
@@ -63,6 +103,12 @@ const guidRef: fc.Arbitrary<GuidRef> = fc.oneof(
   { weight: 4, arbitrary: fc.nat(6).map((n) => ({ mine: n })) },
 );
 
+/** A feed_url as a request sends it: mostly one of the valid few, sometimes one that fails. */
+const feedUrlArbitrary: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom<unknown>(...VALID_FEEDS) },
+  { weight: 1, arbitrary: fc.constantFrom(...INVALID_FEEDS) },
+);
+
 const planned: fc.Arbitrary<Planned> = fc.oneof(
   {
     weight: 4,
@@ -71,10 +117,7 @@ const planned: fc.Arbitrary<Planned> = fc.oneof(
       items: fc.array(
         fc.record(
           {
-            feedUrl: fc.oneof(
-              { weight: 5, arbitrary: fc.constantFrom<unknown>(...VALID_FEEDS) },
-              { weight: 1, arbitrary: fc.constantFrom(...INVALID_FEEDS) },
-            ),
+            feedUrl: feedUrlArbitrary,
             guid: fc.oneof(
               { weight: 4, arbitrary: guidRef },
               {
@@ -111,12 +154,65 @@ const planned: fc.Arbitrary<Planned> = fc.oneof(
       unknown: fc.nat(4).map((n) => n === 0),
     }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      {
+        type: fc.constant('device' as const),
+        deviceId: fc.constantFrom(...DEVICES),
+        caption: fc.constantFrom('', 'Phone', 'Work laptop'),
+        deviceType: fc.constantFrom(...DEVICE_TYPES),
+      },
+      { requiredKeys: ['type', 'deviceId'] },
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      type: fc.constant('upload' as const),
+      deviceId: fc.constantFrom(...DEVICES),
+      add: fc.array(
+        fc.record(
+          {
+            feedUrl: feedUrlArbitrary,
+            guid: fc.oneof(
+              { weight: 4, arbitrary: fc.constant(undefined) },
+              { weight: 1, arbitrary: guidRef },
+            ),
+          },
+          { requiredKeys: ['feedUrl'] },
+        ),
+        { maxLength: 4 },
+      ),
+      remove: fc.array(feedUrlArbitrary, { maxLength: 3 }),
+      replace: fc.nat(3).map((n) => n === 0),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      type: fc.constant('actions' as const),
+      actions: fc.array(
+        fc.record(
+          {
+            podcast: fc.constantFrom(...VALID_FEEDS.slice(0, 3)),
+            episode: fc.constantFrom('https://a.example/e1.mp3', 'https://a.example/e2.mp3'),
+            action: fc.constantFrom(...EPISODE_ACTION_KINDS),
+            device: fc.constantFrom(...DEVICES),
+            timestamp: fc.constantFrom('2023-02-23T13:00:00', '2023-02-23T14:30:00'),
+          },
+          { requiredKeys: ['podcast', 'episode', 'action'] },
+        ),
+        { maxLength: 3 },
+      ),
+    }),
+  },
 );
 
 /** Deletion ids that name no deletion: above every sequence a generated history uses. */
 const UNKNOWN_DELETION = 1_000_000;
 
-/** A history of `users`' requests and saga results in log order, each event logged at its 1-based
+/** A history of `users`' requests (of both faces) and saga results in log order, each event logged at its 1-based
  * position. Every item carries a candidate guid of its own, as the API draws them; requests mostly
  * name guids and deletions the user has (the history is folded as it is drawn), and sometimes
  * others. Record times go back as well as forward. */
@@ -183,6 +279,37 @@ export const historyArbitrary = (
                 ? { type: 'DeletionCompleted', userId: user, deletionId, deletedAt: recordTime }
                 : { type: 'DeletionFailed', userId: user, deletionId, reason: 'rolled back' };
             }
+            case 'device':
+              return {
+                type: 'DeviceUpdateRequested',
+                userId: user,
+                deviceId: plan.deviceId,
+                ...(plan.caption !== undefined ? { caption: plan.caption } : {}),
+                ...(plan.deviceType !== undefined ? { deviceType: plan.deviceType } : {}),
+              };
+            case 'upload': {
+              const add = plan.add.map((item, i): AddItem => ({
+                feedUrl: item.feedUrl,
+                ...(item.guid !== undefined ? { guid: resolve(user, item.guid) } : {}),
+                candidateGuid: candidate(drawn.length + i),
+              }));
+              drawn.push(...add.map((item) => item.candidateGuid));
+              const urls = add.map((item) => item.feedUrl);
+              return {
+                type: 'GpodderUploadRequested',
+                userId: user,
+                deviceId: plan.deviceId,
+                add,
+                remove: plan.remove.filter((url) => conflictingUrl(urls, [url]) === undefined),
+                ...(plan.replace ? { replace: true } : {}),
+              };
+            }
+            case 'actions':
+              return {
+                type: 'EpisodeActionsUploaded',
+                userId: user,
+                actions: plan.actions.map((action): EpisodeAction => ({ ...action })),
+              };
           }
         })();
         const logged: LoggedEvent = { event, sequence: index + 1 };
