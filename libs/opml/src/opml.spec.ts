@@ -163,3 +163,10 @@ describe('a 10,000-feed document', () => {
     expect(parsed[9_999]).toEqual(feeds[9_999]);
   });
 });
+
+describe('characters the log cannot store', () => {
+  it('are dropped when numeric references name them (U+0000, a lone surrogate)', () => {
+    const text = doc('<outline text="a&#0;b&#xD800;c&#x1F600;" xmlUrl="https://a.example/&#0;x"/>');
+    expect(parseOpml(text).feeds).toEqual([{ url: 'https://a.example/x', title: 'abc😀' }]);
+  });
+});
