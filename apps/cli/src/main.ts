@@ -7,6 +7,7 @@ import { openDatabase, openLogAndDatabase } from '@castlog/runtime';
 import { DataSource } from 'typeorm';
 import { CommandIo, fail } from './commands/command-io';
 import { history } from './commands/history.command';
+import { opmlExport, opmlImport } from './commands/opml.command';
 import { projections } from './commands/projections.command';
 import { replay } from './commands/replay.command';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
@@ -66,7 +67,9 @@ export function createProgram(
   withLog: WithLog = withDatabaseAndLog(),
 ): Command {
   const program = new Command('castlog')
-    .description('Administer a castlog server: users, API tokens, replay, history and projection versions.')
+    .description(
+      'Administer a castlog server: users, API tokens, replay, history, projection versions and OPML.',
+    )
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
@@ -146,6 +149,25 @@ export function createProgram(
     .option('--json', 'one JSON array instead of a table')
     .action(async (options: { json?: boolean }) =>
       setExitCode(await withLog((opened) => projections({ ...io, ...opened }, options))),
+    );
+
+  const opml = program.command('opml').description("Export and import a user's subscriptions as OPML.");
+  opml
+    .command('export <user>')
+    .description("The user's subscribed feeds as an OPML 2.0 document, on stdout or in a file.")
+    .option('--output <file>', 'write the document to this file instead of stdout')
+    .action(async (user: string, options: { output?: string }) =>
+      setExitCode(await withLog((opened) => opmlExport({ ...io, ...opened }, user, options))),
+    );
+  opml
+    .command('import <user> <file>')
+    .description(
+      'Subscribe the user to every feed of an OPML file (as a POST of them would), wait until they ' +
+        'are applied and report how many were added and which failed. Progress goes to stderr.',
+    )
+    .option('--timeout <duration>', 'how long to wait for the next outcome, such as 30s or 2m (default: 60s)')
+    .action(async (user: string, file: string, options: { timeout?: string }) =>
+      setExitCode(await withLog((opened) => opmlImport({ ...io, ...opened }, user, file, options))),
     );
 
   return program;
