@@ -27,6 +27,8 @@ describe('openDatabaseAt', () => {
       'ProjectionVersionsTable1732400000003',
       'RateLimitBuckets1732400000005',
       'ReadModel_castlog_1732400000002',
+      'ReadModel_castlog_1732400000006',
+      'SessionTokens1732400000007',
       'TokenChangeNotices1732400000004',
     ]);
     const [tables] = await first!.dataSource.query(
@@ -44,7 +46,8 @@ describe('openDatabaseAt', () => {
     await open(url, 'castlog');
     const v2 = await open(url, 'castlog_v2');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000002');
-    expect((await recorded(v2)).length).toBe(7);
+    expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
+    expect((await recorded(v2)).length).toBe(10);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );
