@@ -31,6 +31,19 @@ const post = (user: string, partition: number, offset: number): LogRecord => {
   };
 };
 
+/** `value` for `user`, at (partition, offset), appended one second after the previous offset. */
+const recordOf = (value: LogEvent, partition: number, offset: number): LogRecord => ({
+  key: value.userId,
+  type: value.type,
+  version: LOG_EVENT_VERSION,
+  eventId: randomUUID(),
+  requestId: `r-${partition}-${offset}`,
+  value,
+  partition,
+  offset,
+  timestamp: T0 + offset * 1000,
+});
+
 const batch = (partition: number, user: string, offsets: number[]): LogBatch => ({
   partition,
   records: offsets.map((offset) => post(user, partition, offset)),
@@ -89,5 +102,100 @@ describe('applyBatch over several partitions in one transaction', () => {
     expect(
       outcomes.map((row: { partition: number; offset: string }) => `${row.partition}:${row.offset}`),
     ).toEqual(['0:0', '0:1', '0:2', '0:3', '0:4', '2:0', '2:1']);
+  });
+
+  it('applies gpodder.net requests once however often they are delivered: devices, uploads, replacing uploads, episode actions', async () => {
+    const carol = 'carol';
+    const [A, B] = ['https://a.example/rss', 'https://b.example/rss'];
+    const events: LogEvent[] = [
+      {
+        type: 'GpodderUploadRequested',
+        userId: carol,
+        deviceId: 'phone',
+        add: [A, B].map((feedUrl) => ({ feedUrl, candidateGuid: randomUUID() })),
+        remove: [],
+      },
+      {
+        type: 'EpisodeActionsUploaded',
+        userId: carol,
+        actions: [
+          { podcast: A, episode: 'e1', action: 'download', device: 'laptop' },
+          { podcast: A, episode: 'e1', action: 'play', position: 60, timestamp: '2026-11-22T10:00:00' },
+        ],
+      },
+      {
+        type: 'GpodderUploadRequested',
+        userId: carol,
+        deviceId: 'tv',
+        add: [{ feedUrl: 'HTTPS://A.example/rss', candidateGuid: randomUUID() }],
+        remove: [],
+        replace: true,
+      },
+      { type: 'DeviceUpdateRequested', userId: carol, deviceId: 'phone', caption: 'Phone' },
+    ];
+    const records = events.map((event, offset) => recordOf(event, 1, offset));
+    const delivered = (offsets: number[]): LogBatch => ({
+      partition: 1,
+      records: offsets.map((offset) => records[offset] as LogRecord),
+    });
+    await applyBatch(database.dataSource, 'castlog', [delivered([0, 1])], PARTITIONS);
+    const again = await applyBatch(database.dataSource, 'castlog', [delivered([0, 1, 2, 3])], PARTITIONS);
+    expect(again).toEqual([{ partition: 1, applied: 2, nextOffset: 4, acceptedDeletions: [] }]);
+    expect(await applyBatch(database.dataSource, 'castlog', [delivered([1, 2, 3])], PARTITIONS)).toEqual([
+      { partition: 1, applied: 0, nextOffset: 4, acceptedDeletions: [] },
+    ]);
+
+    const query = <T>(text: string) => database.dataSource.query(text, [carol]) as Promise<T[]>;
+    expect(
+      await query(`SELECT feed_url, is_subscribed, subscription_changed::float8 AS changed FROM castlog.subscriptions
+                    WHERE user_id = $1 ORDER BY feed_url`),
+    ).toEqual([
+      { feed_url: A, is_subscribed: true, changed: T0 + 2000 },
+      { feed_url: B, is_subscribed: false, changed: T0 + 2000 },
+    ]);
+    expect(
+      await query(`SELECT id, caption, type FROM castlog.devices WHERE user_id = $1 ORDER BY id`),
+    ).toEqual([
+      { id: 'laptop', caption: '', type: 'other' },
+      { id: 'phone', caption: 'Phone', type: 'other' },
+      { id: 'tv', caption: '', type: 'other' },
+    ]);
+    expect(
+      await query(`SELECT ordinal, received_at::float8 AS received_at, action, "timestamp", device, position
+                     FROM castlog.episode_actions WHERE user_id = $1 ORDER BY sequence, ordinal`),
+    ).toEqual([
+      {
+        ordinal: 0,
+        received_at: T0 + 1000,
+        action: 'download',
+        timestamp: '2026-11-23T00:00:01',
+        device: 'laptop',
+        position: null,
+      },
+      {
+        ordinal: 1,
+        received_at: T0 + 1000,
+        action: 'play',
+        timestamp: '2026-11-22T10:00:00',
+        device: null,
+        position: 60,
+      },
+    ]);
+    const outcomes = await query<{ offset: string; outcome: unknown }>(
+      `SELECT "offset", outcome FROM castlog.request_outcomes WHERE user_id = $1 ORDER BY "offset"`,
+    );
+    expect(outcomes.map((row) => row.outcome)).toEqual([
+      { kind: 'Uploaded', updateUrls: [], clock: T0 },
+      { kind: 'ActionsRecorded', clock: T0 + 1000 },
+      { kind: 'Uploaded', updateUrls: [['HTTPS://A.example/rss', A]], clock: T0 + 2000 },
+      { kind: 'DeviceUpdated' },
+    ]);
+    expect(
+      (
+        await query<{ last_instant: number }>(
+          `SELECT last_instant::float8 AS last_instant FROM castlog.user_clocks WHERE user_id = $1`,
+        )
+      )[0],
+    ).toEqual({ last_instant: T0 + 3000 });
   });
 });

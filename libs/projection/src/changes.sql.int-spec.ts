@@ -1,4 +1,4 @@
-import { Change, Deletion, Subscription } from '@castlog/domain';
+import { Change, Deletion, Device, EpisodeAction, Subscription } from '@castlog/domain';
 import { Database, poolOf, Sql } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import { createTestDatabase } from '../../../test/support/databases';
@@ -52,6 +52,23 @@ const feedUrl = (url: string, subscriptionId: string): Change => ({
   subscriptionId,
 });
 const clock = (lastInstant: number, userId = U): Change => ({ kind: 'ClockAdvanced', userId, lastInstant });
+const deviceSaved = (id: string, fields: Partial<Device> = {}): Change => ({
+  kind: 'DeviceSaved',
+  device: { userId: U, id, caption: '', type: 'other', ...fields },
+});
+const actionsRecorded = (
+  sequence: number,
+  actions: readonly (EpisodeAction & { readonly timestamp: string })[],
+  userId = U,
+  receivedAt = T1,
+): Change => ({ kind: 'EpisodeActionsRecorded', userId, sequence, receivedAt, actions });
+const play = (episode: string, fields: Partial<EpisodeAction> = {}) => ({
+  podcast: 'https://a.example/rss',
+  episode,
+  action: 'play' as const,
+  timestamp: '2023-11-14T22:13:20',
+  ...fields,
+});
 
 describe('changeWrites: a batch of changes as one statement per change kind', () => {
   let database: Database;
@@ -117,6 +134,22 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       'clocks_written',
     ]);
     expect(changeWrites(SCHEMA, [guid(G1, G1, T1, 0)]).map((write) => write.name)).toEqual(['guids_written']);
+  });
+
+  it("maps the gpodder.net face's changes to a statement each: devices, and every upload's episode actions", () => {
+    const changes: Change[] = [
+      deviceSaved('phone'),
+      deviceSaved('tv'),
+      actionsRecorded(1, [play('e1'), play('e2')]),
+      actionsRecorded(2, [play('e3')]),
+      clock(T1),
+    ];
+    expect(changeWrites(SCHEMA, changes).map((write) => write.name)).toEqual([
+      'clocks_written',
+      'devices_written',
+      'episode_actions_written',
+    ]);
+    expect(changeWrites(SCHEMA, [actionsRecorded(3, [])])).toEqual([]);
   });
 
   it('writes every kind to its table in one round trip', async () => {
@@ -214,6 +247,116 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       { guid: G3, subscription_id: G3, since: T1, position: 0 },
     ]);
     expect(after.clock).toEqual([T2]);
+  });
+
+  describe('the gpodder.net tables', () => {
+    const devices = (user: string) =>
+      sql.query(`SELECT id, caption, type FROM castlog.devices WHERE user_id = $1 ORDER BY id`, [user]);
+    const actions = (user: string) =>
+      sql.query(
+        `SELECT sequence::float8 AS sequence, ordinal, received_at::float8 AS received_at, podcast, episode, action,
+                "timestamp", device, guid, started, position, total
+           FROM castlog.episode_actions WHERE user_id = $1 ORDER BY sequence, ordinal`,
+        [user],
+      );
+
+    it('writes devices, the last change of each in a batch, replacing the row stored before', async () => {
+      const user = 'user-devices';
+      const mine = (id: string, fields: Partial<Device> = {}) => deviceSaved(id, { userId: user, ...fields });
+      await writeChanges(sql, SCHEMA, [mine('phone'), mine('tv', { caption: 'TV', type: 'server' })]);
+      expect(await devices(user)).toEqual([
+        { id: 'phone', caption: '', type: 'other' },
+        { id: 'tv', caption: 'TV', type: 'server' },
+      ]);
+      await writeChanges(sql, SCHEMA, [
+        mine('phone', { caption: 'Phone' }),
+        mine('phone', { caption: 'Old phone', type: 'mobile' }),
+        mine('Phone'),
+      ]);
+      expect(await devices(user)).toEqual([
+        { id: 'Phone', caption: '', type: 'other' },
+        { id: 'phone', caption: 'Old phone', type: 'mobile' },
+        { id: 'tv', caption: 'TV', type: 'server' },
+      ]);
+      // Another user's device of the same id is another row.
+      await writeChanges(sql, SCHEMA, [deviceSaved('phone', { userId: 'user-devices-2', type: 'laptop' })]);
+      expect((await devices(user)).find((d) => d.id === 'phone')).toEqual({
+        id: 'phone',
+        caption: 'Old phone',
+        type: 'mobile',
+      });
+    });
+
+    it('writes each upload as rows in its order, keyed by its sequence, the fields not given as null', async () => {
+      const user = 'user-actions';
+      await writeChanges(sql, SCHEMA, [
+        actionsRecorded(
+          7,
+          [
+            play('e1', { device: 'phone', guid: 'g-1', started: 0, position: 95, total: 3600 }),
+            play('e2', { action: 'download' }),
+          ],
+          user,
+          T1,
+        ),
+        actionsRecorded(9, [play('e1', { action: 'delete', timestamp: '2023-11-14T22:13:21' })], user, T2),
+      ]);
+      expect(await actions(user)).toEqual([
+        {
+          sequence: 7,
+          ordinal: 0,
+          received_at: T1,
+          podcast: 'https://a.example/rss',
+          episode: 'e1',
+          action: 'play',
+          timestamp: '2023-11-14T22:13:20',
+          device: 'phone',
+          guid: 'g-1',
+          started: 0,
+          position: 95,
+          total: 3600,
+        },
+        expect.objectContaining({
+          sequence: 7,
+          ordinal: 1,
+          episode: 'e2',
+          action: 'download',
+          device: null,
+          guid: null,
+          started: null,
+          position: null,
+          total: null,
+        }),
+        expect.objectContaining({
+          sequence: 9,
+          ordinal: 0,
+          received_at: T2,
+          action: 'delete',
+          timestamp: '2023-11-14T22:13:21',
+        }),
+      ]);
+    });
+
+    it('writes episode actions once: a batch applied again adds no row and changes none', async () => {
+      const user = 'user-actions-again';
+      const batch = [
+        deviceSaved('phone', { userId: user }),
+        actionsRecorded(3, [play('e1'), play('e2')], user, T1),
+        clock(T1, user),
+      ];
+      await writeChanges(sql, SCHEMA, batch);
+      const first = await actions(user);
+      expect(first).toHaveLength(2);
+      await writeChanges(sql, SCHEMA, batch);
+      expect(await actions(user)).toEqual(first);
+      // The same upload twice in one batch (a record delivered twice) too.
+      await writeChanges(sql, SCHEMA, [...batch, ...batch]);
+      expect(await actions(user)).toEqual(first);
+      // The same upload of another user is that user's rows.
+      await writeChanges(sql, SCHEMA, [actionsRecorded(3, [play('e1')], `${user}-2`)]);
+      expect(await actions(`${user}-2`)).toHaveLength(1);
+      expect(await actions(user)).toEqual(first);
+    });
   });
 
   it('never moves a clock back, within a batch or against the stored one', async () => {

@@ -6,11 +6,15 @@ import {
   addRequested,
   deletionCompleted,
   deletionRequested,
+  deviceUpdated,
+  episodeAction,
+  episodeActionsUploaded,
   G1,
   G2,
   G3,
   T1,
   updateRequested,
+  uploadRequested,
 } from '../../domain/src/testing';
 import {
   batchesArbitrary,
@@ -133,6 +137,63 @@ describe('loadStates: the part of each state a batch reaches, read back from the
     expect(loaded.get(bob)?.byFeedUrl.size).toBe(1);
   });
 
+  it('loads the devices named, each of its own user, and no other', async () => {
+    const { states, user } = await stored([
+      deviceUpdated('phone', { caption: 'Phone', type: 'mobile' }),
+      uploadRequested('tv', { add: [A] }),
+      episodeActionsUploaded([episodeAction(A, 'e1', { device: 'laptop' })]),
+      deviceUpdated('phone', { caption: 'Bob' }, 'user-bob'),
+    ]);
+    const [alice, bob] = [user('user-alice'), user('user-bob')];
+    const keys = keysOf([
+      { ...deviceUpdated('phone'), userId: alice },
+      {
+        ...episodeActionsUploaded([
+          episodeAction(A, 'e1', { device: 'laptop' }),
+          episodeAction(A, 'e2', { device: 'car' }),
+        ]),
+        userId: alice,
+      },
+      { ...uploadRequested('tv', {}), userId: bob },
+    ]);
+    const loaded = await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users));
+    expect(loaded.get(alice)).toEqual(reach(states.get(alice) as UserSubscriptions, keys));
+    expect(loaded.get(alice)?.devices).toEqual(
+      new Map([
+        ['phone', { userId: alice, id: 'phone', caption: 'Phone', type: 'mobile' }],
+        ['laptop', { userId: alice, id: 'laptop', caption: '', type: 'other' }],
+      ]),
+    );
+    expect(loaded.get(bob)?.devices.size).toBe(0);
+  });
+
+  it('loads every subscription of a whole user (a replacing upload): unsubscribed, merged and deleted ones too', async () => {
+    const { states, user, offset } = await stored([
+      addRequested([{ feed_url: A, guid: G1 }]),
+      addRequested([{ feed_url: B, guid: G2 }]),
+      addRequested([{ feed_url: 'https://c.example/rss', guid: G3 }]),
+      updateRequested(G3, { new_guid: G2 }),
+      updateRequested(G2, { is_subscribed: false }),
+      deletionRequested(G1),
+      deletionCompleted(6, T1 + 5 * 60_000),
+      addRequested('user-bob', [{ feed_url: A, guid: G1 }]),
+    ]);
+    const [alice, bob] = [user('user-alice'), user('user-bob')];
+    const keys = keysOf([
+      { ...uploadRequested('phone', { replace: true }), userId: alice },
+      { ...uploadRequested('phone', {}), userId: bob },
+    ]);
+    expect(keys.wholeUsers).toEqual(new Set([alice]));
+    const loaded = await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users));
+    const whole = states.get(alice) as UserSubscriptions;
+    expect(loaded.get(alice)).toEqual(reach(whole, keys));
+    expect(loaded.get(alice)?.subscriptions).toEqual(whole.subscriptions);
+    expect(loaded.get(alice)?.byGuid).toEqual(whole.byGuid);
+    expect(loaded.get(alice)?.byFeedUrl).toEqual(whole.byFeedUrl);
+    expect([...(loaded.get(alice)?.deletions.keys() ?? [])]).toEqual([offset + 6]);
+    expect(loaded.get(bob)?.subscriptions.size).toBe(0);
+  });
+
   it('whatever changeWrites writes, loadStates reads back as the decider folded it, batch after batch', () =>
     fc.assert(
       fc.asyncProperty(
@@ -167,9 +228,21 @@ describe('loadStates: the part of each state a batch reaches, read back from the
           }
           for (const state of states.values()) {
             const clocks = await clocksOf([state.userId]);
-            // The whole of every state, reached by all its keys;
+            // The whole of every state, reached by all its keys (its devices among them);
             const every = keysOfState(state);
             expect((await loadStates(sql, SCHEMA, every, clocks)).get(state.userId)).toEqual(state);
+            // what the user as a whole reaches (a replacing upload);
+            const whole = {
+              ...every,
+              guids: [],
+              feedUrls: [],
+              deletionIds: [],
+              deviceIds: [],
+              wholeUsers: new Set([state.userId]),
+            };
+            expect((await loadStates(sql, SCHEMA, whole, clocks)).get(state.userId)).toEqual(
+              reach(state, whole),
+            );
             // and what each guid alone reaches (through merges, to the deletions attached).
             for (const key of every.guids) {
               const keys = { ...every, guids: [key], feedUrls: [], deletionIds: [] };
