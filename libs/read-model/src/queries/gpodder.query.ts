@@ -70,8 +70,10 @@ export class GpodderQuery {
     return [...new Set(rows.map((row) => row.feed_url))];
   }
 
-  /** Changes at or after `since`; without one, every subscribed URL and nothing removed. */
-  async changesSince(userId: string, since: Instant | null): Promise<SubscriptionChanges> {
+  /** Changes at or after `since`; without one (or with 0, as gpodder.net reads it), every subscribed
+   * URL and nothing removed. */
+  async changesSince(userId: string, given: Instant | null): Promise<SubscriptionChanges> {
+    const since = given === null || given <= 0 ? null : given;
     const rows = await this.query<{ clock: string; feed_url: string | null; subscribed: boolean | null }>(
       (s) => `
         WITH clock AS (SELECT coalesce((SELECT last_instant FROM ${s}.user_clocks WHERE user_id = $1), 0) AS clock)
