@@ -40,3 +40,33 @@ export const ratio = (measured: number, baseline: number): number =>
 
 /** Milliseconds since `start` (from performance.now()). */
 export const since = (start: number): number => performance.now() - start;
+
+/** A figure measured once per round: the median of the rounds, with the lowest and highest beside it. */
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** The median (the mean of the middle two for an even count), min and max of `values`, ignoring
+ * values that are not finite numbers; NaN for all three when none is. */
+export function spreadOf(values: readonly number[], digits = 3): Spread {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN };
+  const middle = sorted.length >> 1;
+  const median =
+    sorted.length % 2 === 1
+      ? (sorted[middle] as number)
+      : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return {
+    median: round(median, digits),
+    min: round(sorted[0] as number, digits),
+    max: round(sorted[sorted.length - 1] as number, digits),
+  };
+}
+
+/** "0.585 (0.523–0.644)": the median, then the range of the rounds when there are several. */
+export const formatSpread = (spread: Spread, format: (value: number) => string = String): string =>
+  spread.min === spread.max
+    ? format(spread.median)
+    : `${format(spread.median)} (${format(spread.min)}–${format(spread.max)})`;

@@ -1,0 +1,74 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { alternate } from './rounds';
+import { timestampOf, writeNewFile } from './run-record';
+import { spreadOf } from './stats';
+import { evaluateTargets } from './targets';
+
+describe('the bench method', () => {
+  it('gives the median of the rounds with min and max, the mean of the middle two for an even count', () => {
+    expect(spreadOf([0.52, 0.64, 0.6])).toEqual({ median: 0.6, min: 0.52, max: 0.64 });
+    expect(spreadOf([4, 1, 3, 2])).toEqual({ median: 2.5, min: 1, max: 4 });
+    expect(spreadOf([Number.NaN, 2])).toEqual({ median: 2, min: 2, max: 2 });
+    expect(spreadOf([]).median).toBeNaN();
+  });
+
+  it('alternates baseline and castlog, flipping the order every round', async () => {
+    const calls: string[] = [];
+    const rounds = await alternate(3, async (side, round) => {
+      calls.push(`${round}${side[0]}`);
+      return side;
+    });
+    expect(calls).toEqual(['1b', '1c', '2c', '2b', '3b', '3c']);
+    expect(rounds.map((r) => r.order.join(' '))).toEqual([
+      'baseline castlog',
+      'castlog baseline',
+      'baseline castlog',
+    ]);
+    const castlogFirst: string[] = [];
+    await alternate(2, async (side) => castlogFirst.push(side), { castlogFirst: true });
+    expect(castlogFirst).toEqual(['castlog', 'baseline', 'baseline', 'castlog']);
+  });
+
+  it('never overwrites a result file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-spec-'));
+    const stem = `${timestampOf(new Date('2026-11-25T07:41:09.123Z'))}-write`;
+    expect(stem).toBe('2026-11-25T07-41-09Z-write');
+    const first = writeNewFile(dir, stem, '.json', 'first');
+    const second = writeNewFile(dir, stem, '.json', 'second');
+    expect(first).not.toBe(second);
+    expect(readdirSync(dir).sort()).toEqual([`${stem}-2.json`, `${stem}.json`]);
+    expect(readFileSync(first, 'utf8')).toBe('first');
+    expect(readFileSync(second, 'utf8')).toBe('second');
+  });
+
+  it('states every target: met, missed with its figure, or not measured', () => {
+    const targets = evaluateTargets({
+      write: {
+        settings: { concurrency: 64 },
+        throughput_ratio_vs_baseline: 0.61,
+        ratios: {
+          throughput: { median: 0.61, min: 0.55, max: 0.82 },
+          p99: { median: 1.4, min: 1.2, max: 1.9 },
+        },
+        p99_ratio_vs_baseline: 1.4,
+        batch_100_throughput_ratio_vs_baseline: 0.41,
+      },
+      catchup: { settings: { events: 20_000 }, throughput_ratio_vs_baseline: 0.9 },
+    });
+    const byId = Object.fromEntries(targets.map((target) => [target.id, target]));
+    expect(targets).toHaveLength(8);
+    expect(byId['write.single.throughput']).toMatchObject({
+      status: 'missed',
+      figure: 0.61,
+      every_round_met: false,
+    });
+    expect(byId['write.single.p99']).toMatchObject({ status: 'met', figure: 1.4, every_round_met: true });
+    expect(byId['write.batch_100.throughput']).toMatchObject({ status: 'met', figure: 0.41 });
+    expect(byId['catchup.throughput']).toMatchObject({ status: 'not measured', figure: 0.9 });
+    expect(byId['catchup.throughput']?.note).toMatch(/20,000 events/);
+    expect(byId['listing.p99']).toMatchObject({ status: 'not measured' });
+    expect(byId['coldstart.ready']).toMatchObject({ status: 'not measured' });
+  });
+});

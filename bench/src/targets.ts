@@ -1,0 +1,204 @@
+import { Spread } from './stats';
+
+/** The targets of the performance issue (2 cores, one run), each stated in every result file as
+ * met, missed, or not measured by that run. */
+export type TargetStatus = 'met' | 'missed' | 'not measured';
+
+export interface TargetResult {
+  readonly id: string;
+  readonly scenario: string;
+  readonly what: string;
+  readonly target: string;
+  readonly status: TargetStatus;
+  /** The figure compared with the bound (a median of rounds where there are rounds). */
+  readonly figure?: number;
+  readonly unit?: string;
+  /** The rounds' median, lowest and highest, where the figure comes from rounds. */
+  readonly rounds?: Spread;
+  /** Whether every round alone met the bound. */
+  readonly every_round_met?: boolean;
+  readonly note?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/** The value at a dotted path of the result, if it is there. */
+export function valueAt(result: Json, path: string): unknown {
+  let value: unknown = result;
+  for (const key of path.split('.')) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Json)[key];
+  }
+  return value;
+}
+
+const numberAt = (result: Json, path: string): number | undefined => {
+  const value = valueAt(result, path);
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+};
+
+const spreadAt = (result: Json, path: string): Spread | undefined => {
+  const value = valueAt(result, path) as Partial<Spread> | undefined;
+  return typeof value?.median === 'number' && typeof value.min === 'number' && typeof value.max === 'number'
+    ? (value as Spread)
+    : undefined;
+};
+
+interface TargetSpec {
+  readonly id: string;
+  readonly scenario: string;
+  readonly what: string;
+  readonly target: string;
+  readonly unit: string;
+  readonly atMost?: number;
+  readonly atLeast?: number;
+  /** The figure, and the rounds behind it when there are rounds. */
+  readonly figure: (result: Json) => { value?: number; rounds?: Spread };
+  /** Why this run's figure cannot be held against the target (another size or load), if so. */
+  readonly notComparable?: (result: Json) => string | undefined;
+}
+
+const MILLION = 1_000_000;
+
+const eventsAt = (path: string) => (result: Json) => {
+  const events = numberAt(result, path);
+  return events === MILLION
+    ? undefined
+    : `ran ${events?.toLocaleString('en-US') ?? 'an unknown number of'} events; the target is for 1,000,000`;
+};
+
+/** The issue's table, in its order, plus replay --verify finding no difference. */
+export const TARGETS: readonly TargetSpec[] = [
+  {
+    id: 'write.single.throughput',
+    scenario: 'write',
+    what: 'single POST throughput, 64 clients',
+    target: '≥ 0.8 of the baseline (median of rounds)',
+    unit: 'ratio',
+    atLeast: 0.8,
+    figure: (r) => ({
+      value: numberAt(r, 'write.throughput_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'write.ratios.throughput'),
+    }),
+    notComparable: (r) => {
+      const clients = numberAt(r, 'write.settings.concurrency');
+      return clients === 64 ? undefined : `ran ${clients} clients; the target is for 64`;
+    },
+  },
+  {
+    id: 'write.single.p99',
+    scenario: 'write',
+    what: 'single POST p99',
+    target: '≤ 2× the baseline’s',
+    unit: 'ratio',
+    atMost: 2,
+    figure: (r) => ({
+      value: numberAt(r, 'write.p99_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'write.ratios.p99'),
+    }),
+  },
+  {
+    id: 'write.batch_100.throughput',
+    scenario: 'write',
+    what: 'batch-100 POST throughput (items/s)',
+    target: '≥ 0.4 of the baseline',
+    unit: 'ratio',
+    atLeast: 0.4,
+    figure: (r) => ({
+      value: numberAt(r, 'write.batch_100_throughput_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'write.ratios.batch_100_throughput'),
+    }),
+  },
+  {
+    id: 'catchup.throughput',
+    scenario: 'catchup',
+    what: 'catch-up of 1,000,000 events',
+    target: '≥ 0.8 of the raw bulk upsert of the same rows',
+    unit: 'ratio',
+    atLeast: 0.8,
+    figure: (r) => ({
+      value: numberAt(r, 'catchup.throughput_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'catchup.throughput_ratio'),
+    }),
+    notComparable: eventsAt('catchup.settings.events'),
+  },
+  {
+    id: 'listing.p99',
+    scenario: 'listing',
+    what: 'change listing p99',
+    target: '≤ 1.5× the bare SQL',
+    unit: 'ratio',
+    atMost: 1.5,
+    figure: (r) => ({
+      value: numberAt(r, 'listing.p99_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'listing.p99_ratio'),
+    }),
+  },
+  {
+    id: 'replay.seconds',
+    scenario: 'replay',
+    what: 'replay + verify of 1,000,000 events',
+    target: '≤ 180 s in all',
+    unit: 's',
+    atMost: 180,
+    figure: (r) => {
+      const replay = numberAt(r, 'replay.measured.replay_seconds');
+      const verify = numberAt(r, 'replay.measured.verify_seconds');
+      return { value: replay !== undefined && verify !== undefined ? replay + verify : undefined };
+    },
+    notComparable: eventsAt('replay.settings.events'),
+  },
+  {
+    id: 'replay.equal',
+    scenario: 'replay',
+    what: 'replay --verify finds the rebuilt read model equal to the live one',
+    target: '0 differences',
+    unit: 'differences',
+    atMost: 0,
+    figure: (r) => ({ value: numberAt(r, 'replay.measured.differences') }),
+  },
+  {
+    id: 'coldstart.ready',
+    scenario: 'coldstart',
+    what: 'embedded cold start (`npm start` on an existing data dir, build done)',
+    target: '≤ 3 s to ready',
+    unit: 's',
+    atMost: 3,
+    figure: (r) => ({
+      value: numberAt(r, 'coldstart.seconds_to_ready.median'),
+      rounds: spreadAt(r, 'coldstart.seconds_to_ready'),
+    }),
+  },
+];
+
+const passes = (spec: TargetSpec, value: number): boolean =>
+  (spec.atLeast === undefined || value >= spec.atLeast) &&
+  (spec.atMost === undefined || value <= spec.atMost);
+
+/** Every target against a run's result: met or missed with its figure, or not measured (the
+ * scenario did not run, or ran at another size than the target's). */
+export function evaluateTargets(result: Json): TargetResult[] {
+  return TARGETS.map((spec) => {
+    const base = { id: spec.id, scenario: spec.scenario, what: spec.what, target: spec.target };
+    if (valueAt(result, spec.scenario) === undefined)
+      return { ...base, status: 'not measured', note: `the ${spec.scenario} scenario did not run` };
+    const { value, rounds } = spec.figure(result);
+    if (value === undefined)
+      return { ...base, status: 'not measured', note: 'the run produced no figure for it' };
+    const figures = {
+      figure: value,
+      unit: spec.unit,
+      ...(rounds ? { rounds, every_round_met: passes(spec, rounds.min) && passes(spec, rounds.max) } : {}),
+    };
+    const reason = spec.notComparable?.(result);
+    if (reason) return { ...base, status: 'not measured', ...figures, note: reason };
+    return { ...base, status: passes(spec, value) ? 'met' : 'missed', ...figures };
+  });
+}
+
+/** The bound of a target, for the summary table's rows. */
+export function targetOf(id: string): { text: string; met: (value: number) => boolean } {
+  const spec = TARGETS.find((candidate) => candidate.id === id);
+  if (!spec) throw new Error(`no target ${id}`);
+  return { text: spec.target, met: (value) => Number.isFinite(value) && passes(spec, value) };
+}
