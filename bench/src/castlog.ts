@@ -71,12 +71,54 @@ export interface RunningCastlog {
   addUsers(count: number): Promise<BenchUser[]>;
   /** Sum and count of each of castlog's own histograms (all labels together), for stage means. */
   histograms(): Promise<Record<string, HistogramTotals>>;
+  /** The projector's transactions so far, paired with their events (see ApplyTotals). */
+  applies(): ApplyTotals;
   close(): Promise<void>;
 }
 
 export interface HistogramTotals {
   readonly sum: number;
   readonly count: number;
+}
+
+/** castlog's projector reports each transaction's duration and then, at once, its event count
+ * (castlog_projector_batch_apply_seconds, castlog_projector_batch_size). Paired here, they give
+ * the time of the transaction that applied an event, averaged over events rather than over
+ * transactions: what a request's wait spends in the transaction that applies it. */
+export interface ApplyTotals {
+  readonly transactions: number;
+  readonly events: number;
+  /** Σ (events × seconds) over the transactions. */
+  readonly eventSeconds: number;
+}
+
+type Observe = (...args: unknown[]) => void;
+
+/** Wraps the two histograms' `observe` (which prom-client's timers call too) to pair each
+ * transaction's duration with the event count observed right after it. */
+function pairApplies(metrics: Metrics): () => ApplyTotals {
+  const totals = { transactions: 0, events: 0, eventSeconds: 0 };
+  let lastSeconds: number | undefined;
+  const valueOf = (args: unknown[]): number => Number(typeof args[0] === 'number' ? args[0] : args[1]);
+  const duration = metrics.batchDuration as unknown as { observe: Observe };
+  const size = metrics.batchSize as unknown as { observe: Observe };
+  const observeDuration = duration.observe.bind(duration);
+  const observeSize = size.observe.bind(size);
+  duration.observe = (...args) => {
+    lastSeconds = valueOf(args);
+    observeDuration(...args);
+  };
+  size.observe = (...args) => {
+    const events = valueOf(args);
+    if (lastSeconds !== undefined) {
+      totals.transactions += 1;
+      totals.events += events;
+      totals.eventSeconds += events * lastSeconds;
+      lastSeconds = undefined;
+    }
+    observeSize(...args);
+  };
+  return () => ({ ...totals });
 }
 
 /** Mean of each histogram between two snapshots, in the histogram's unit. */
@@ -107,6 +149,8 @@ export async function startCastlog(config: Config): Promise<RunningCastlog> {
     throw error;
   }
   const port = Number(new URL(await app.getUrl()).port);
+  const metrics = app.get(Metrics, { strict: false });
+  const applies = pairApplies(metrics);
   const store = new AuthStore(runtime.database.dataSource, { passwordParams: { N: 1024, r: 8, p: 1 } });
   return {
     port,
@@ -123,8 +167,8 @@ export async function startCastlog(config: Config): Promise<RunningCastlog> {
       }
       return users;
     },
+    applies,
     async histograms() {
-      const metrics = (app as NestFastifyApplication).get(Metrics, { strict: false });
       const totals: Record<string, HistogramTotals> = {};
       for (const metric of await metrics.registry.getMetricsAsJSON()) {
         if (String(metric.type) !== 'histogram' || !metric.name.startsWith('castlog_')) continue;

@@ -10,6 +10,9 @@ export interface BenchInfra {
   readonly databaseUrl: string;
   /** Where each came from: the environment, .castlog/infra.env, or started here. */
   readonly source: { kafka: string; postgres: string };
+  /** The broker's log directory when the broker runs on this machine from a known directory
+   * (started here, or by `npm run infra:up`): the topic's segment files give its bytes on disk. */
+  readonly kafkaLogDir?: string;
   /** Stops what was started here, nothing else. */
   stop(): Promise<void>;
 }
@@ -28,10 +31,12 @@ export async function benchInfra(log: (line: string) => void): Promise<BenchInfr
   const kafka = pick('KAFKA_BROKERS');
   const postgres = pick('DATABASE_URL');
   if (kafka && postgres) {
+    const logDir = localLogDir(kafka.value);
     return {
       kafkaBrokers: kafka.value,
       databaseUrl: postgres.value,
       source: { kafka: kafka.source, postgres: postgres.source },
+      ...(logDir ? { kafkaLogDir: logDir } : {}),
       stop: async () => undefined,
     };
   }
@@ -52,8 +57,11 @@ export async function benchInfra(log: (line: string) => void): Promise<BenchInfr
     ]);
     if (startedKafka) started.push(startedKafka);
     if (startedPostgres) started.push(startedPostgres);
+    const kafkaBrokers = kafka?.value ?? (startedKafka?.brokers as string);
+    const logDir = localLogDir(kafkaBrokers, startedKafka ? [join(dir, 'kafka')] : []);
     return {
-      kafkaBrokers: kafka?.value ?? (startedKafka?.brokers as string),
+      kafkaBrokers,
+      ...(logDir ? { kafkaLogDir: logDir } : {}),
       databaseUrl: postgres?.value ?? (startedPostgres?.url as string),
       source: {
         kafka: kafka?.source ?? 'started for this run',
@@ -65,6 +73,37 @@ export async function benchInfra(log: (line: string) => void): Promise<BenchInfr
     await stop();
     throw error;
   }
+}
+
+/** The `.castlog` directory of the checkout, if there is one. */
+function castlogDir(): string | undefined {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, '.castlog'))) return join(dir, '.castlog');
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bench'))) break;
+  }
+  return undefined;
+}
+
+/** The `log.dirs` of the broker in one of `kafkaDirs` (or `npm run infra:up`'s) whose advertised
+ * listener is `brokers`; undefined for a broker elsewhere. */
+function localLogDir(brokers: string, kafkaDirs: readonly string[] = []): string | undefined {
+  const infraDir = castlogDir();
+  const candidates = [...kafkaDirs, ...(infraDir ? [join(infraDir, 'infra', 'kafka')] : [])];
+  for (const dir of candidates) {
+    const file = join(dir, 'server.properties');
+    if (!existsSync(file)) continue;
+    const settings = Object.fromEntries(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line) => /^([a-z.]+)=(.*)$/.exec(line.trim()))
+        .filter((match): match is RegExpExecArray => match !== null)
+        .map((match) => [match[1] as string, match[2] as string]),
+    );
+    const advertised = settings['advertised.listeners'] ?? '';
+    const logDirs = settings['log.dirs'];
+    if (logDirs && !logDirs.includes(',') && advertised.includes(`//${brokers}`)) return logDirs;
+  }
+  return undefined;
 }
 
 function readInfraEnv(): Record<string, string> {

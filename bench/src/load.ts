@@ -43,12 +43,20 @@ export interface LoadResult {
   readonly firstError?: string;
 }
 
-/** Runs the load in a worker thread, so the clients do not share the server's event loop. */
-export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+/** What the worker posts: once its warm-up ends, then its result. */
+export type LoadMessage =
+  { readonly kind: 'measuring' } | { readonly kind: 'result'; readonly result: LoadResult };
+
+/** Runs the load in a worker thread, so the clients do not share the server's event loop.
+ * `onMeasuring` runs when the warm-up ends and the measured window starts. */
+export function runLoad(spec: LoadSpec, onMeasuring?: () => void): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(join(__dirname, 'load.worker.js'), { workerData: spec });
     let result: LoadResult | undefined;
-    worker.once('message', (message: LoadResult) => (result = message));
+    worker.on('message', (message: LoadMessage) => {
+      if (message.kind === 'measuring') onMeasuring?.();
+      else result = message.result;
+    });
     worker.once('error', reject);
     worker.once('exit', (code) => {
       if (result) resolve(result);

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { LoadResult, LoadSpec } from './load';
+import type { LoadMessage, LoadResult, LoadSpec } from './load';
 
 interface Answer {
   readonly status: number;
@@ -47,6 +47,10 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const start = performance.now();
   const measureFrom = start + spec.warmupMs;
   const stopAt = measureFrom + spec.durationMs;
+  const measuring = setTimeout(
+    () => parentPort?.postMessage({ kind: 'measuring' } satisfies LoadMessage),
+    spec.warmupMs,
+  );
 
   const client = async (index: number) => {
     const headers = spec.clientHeaders[index % spec.clientHeaders.length] ?? {};
@@ -91,6 +95,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   };
   await Promise.all(Array.from({ length: spec.concurrency }, (_, index) => client(index)));
   agent.destroy();
+  clearTimeout(measuring);
   return {
     latenciesMs: Float64Array.from(latencies),
     elapsedMs: Math.max(0, lastEnd - measureFrom),
@@ -102,7 +107,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
 }
 
 run(workerData as LoadSpec).then(
-  (result) => parentPort?.postMessage(result),
+  (result) => parentPort?.postMessage({ kind: 'result', result } satisfies LoadMessage),
   (error: unknown) => {
     throw error;
   },

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { BenchInfra } from '../infra';
 import {
+  ApplyTotals,
   benchConfig,
   createDatabase,
   deleteTopics,
@@ -11,16 +12,20 @@ import {
   startCastlog,
   uniqueName,
 } from '../castlog';
+import { recordBytesSince, rowsPerEvent, tableWrites, topicDiskBytes, total } from '../footprint';
 import { LoadResult, LoadSpec, runLoad } from '../load';
 import { ScenarioOutcome, SummaryRow } from '../report';
-import { LatencySummary, ratio, round, summarize } from '../stats';
+import { alternate, Round } from '../rounds';
+import { formatSpread, LatencySummary, ratio, round, Spread, spreadOf, summarize } from '../stats';
+import { targetOf } from '../targets';
 
 export interface WriteOptions {
   readonly concurrency: number;
   /** Measured time of each system per phase, split evenly over the rounds. */
   readonly durationMs: number;
+  /** Unmeasured time at the start of every round, for each system. */
   readonly warmupMs: number;
-  /** The unmeasured castlog pass before any phase. */
+  /** The unmeasured pass of single POSTs before any phase, for each system alike. */
   readonly warmupPassMs: number;
   /** Each phase alternates baseline and castlog this many times (the order flips every round), so
    * a machine whose speed drifts during the run weighs on both alike. */
@@ -34,19 +39,14 @@ interface Stages {
   readonly append_ms: number;
   readonly read_your_writes_wait_ms: number;
   readonly projector_batch_apply_ms: number;
+  /** The transaction that applied an event, averaged over events (see ApplyTotals). */
+  readonly projector_apply_per_event_ms: number;
   readonly projector_batch_events: number;
   readonly projector_batches: number;
 }
 
-interface Phase {
-  readonly measured: PhaseFigures;
-  readonly baseline: PhaseFigures;
-  readonly stages: Stages;
-  /** castlog / baseline throughput of each round. */
-  readonly roundRatios: readonly number[];
-}
-
-interface PhaseFigures extends LatencySummary {
+/** One system's figures in one round. */
+interface RoundFigures extends LatencySummary {
   readonly requests_per_s: number;
   readonly items_per_s: number;
   readonly requests: number;
@@ -55,26 +55,68 @@ interface PhaseFigures extends LatencySummary {
   readonly first_error?: string;
 }
 
-/** Several runs of one system as one: requests, time and latencies added up. */
-const combined = (results: readonly LoadResult[]): LoadResult => {
-  const statuses: Record<string, number> = {};
-  for (const result of results)
-    for (const [status, count] of Object.entries(result.statuses))
-      statuses[status] = (statuses[status] ?? 0) + count;
-  const firstError = results.find((result) => result.firstError)?.firstError;
-  const latencies = new Float64Array(results.reduce((n, result) => n + result.latenciesMs.length, 0));
-  let at = 0;
-  for (const result of results) {
-    latencies.set(result.latenciesMs, at);
-    at += result.latenciesMs.length;
-  }
+/** One system's figures over the rounds: each the median of the rounds, with min and max. */
+interface PhaseFigures {
+  readonly requests_per_s: Spread;
+  readonly items_per_s: Spread;
+  readonly mean_ms: Spread;
+  readonly p50_ms: Spread;
+  readonly p95_ms: Spread;
+  readonly p99_ms: Spread;
+  readonly requests: number;
+  readonly errors: number;
+  readonly statuses: Record<string, number>;
+  readonly first_error?: string;
+}
+
+interface Phase {
+  readonly measured: PhaseFigures;
+  readonly baseline: PhaseFigures;
+  readonly throughput_ratio: Spread;
+  readonly p50_ratio: Spread;
+  readonly p99_ratio: Spread;
+  readonly rounds: readonly (Round<RoundFigures> & {
+    readonly throughput_ratio: number;
+    readonly p99_ratio: number;
+  })[];
+  readonly stages: Stages;
+  readonly timePerRequest: Record<string, number>;
+  readonly footprint: Record<string, unknown>;
+}
+
+const figures = (result: LoadResult, items: number): RoundFigures => {
+  const seconds = result.elapsedMs / 1000;
+  const ok = result.measured - result.errors;
   return {
-    latenciesMs: latencies,
-    elapsedMs: results.reduce((sum, result) => sum + result.elapsedMs, 0),
-    measured: results.reduce((sum, result) => sum + result.measured, 0),
-    errors: results.reduce((sum, result) => sum + result.errors, 0),
+    requests_per_s: round(seconds > 0 ? ok / seconds : 0, 1),
+    items_per_s: round(seconds > 0 ? (ok * items) / seconds : 0, 1),
+    requests: result.measured,
+    errors: result.errors,
+    statuses: result.statuses,
+    ...(result.firstError ? { first_error: result.firstError } : {}),
+    ...summarize(result.latenciesMs),
+  };
+};
+
+const overRounds = (rounds: readonly RoundFigures[]): PhaseFigures => {
+  const statuses: Record<string, number> = {};
+  for (const figures of rounds)
+    for (const [status, count] of Object.entries(figures.statuses))
+      statuses[status] = (statuses[status] ?? 0) + count;
+  const firstError = rounds.find((figures) => figures.first_error)?.first_error;
+  const spread = (key: 'requests_per_s' | 'items_per_s' | 'mean_ms' | 'p50_ms' | 'p95_ms' | 'p99_ms') =>
+    spreadOf(rounds.map((figures) => figures[key]));
+  return {
+    requests_per_s: spread('requests_per_s'),
+    items_per_s: spread('items_per_s'),
+    mean_ms: spread('mean_ms'),
+    p50_ms: spread('p50_ms'),
+    p95_ms: spread('p95_ms'),
+    p99_ms: spread('p99_ms'),
+    requests: rounds.reduce((sum, figures) => sum + figures.requests, 0),
+    errors: rounds.reduce((sum, figures) => sum + figures.errors, 0),
     statuses,
-    ...(firstError ? { firstError } : {}),
+    ...(firstError ? { first_error: firstError } : {}),
   };
 };
 
@@ -92,20 +134,6 @@ const added = (
       },
     ]),
   );
-
-const figures = (result: LoadResult, items: number): PhaseFigures => {
-  const seconds = result.elapsedMs / 1000;
-  const ok = result.measured - result.errors;
-  return {
-    requests_per_s: round(seconds > 0 ? ok / seconds : 0, 1),
-    items_per_s: round(seconds > 0 ? (ok * items) / seconds : 0, 1),
-    requests: result.measured,
-    errors: result.errors,
-    statuses: result.statuses,
-    ...(result.firstError ? { first_error: result.firstError } : {}),
-    ...summarize(result.latenciesMs),
-  };
-};
 
 /** The baseline: plain Fastify, one route doing the same add as one set-based upsert straight into
  * PostgreSQL (match by user and feed url, else insert with a new guid), no log, no projector, no
@@ -158,16 +186,20 @@ async function startBaseline(
 }
 
 /** 64 (by default) concurrent clients POST single items, then batches of 100, to castlog (API and
- * projector in this process, Bearer tokens, read-your-writes) and to the bare baseline route. */
+ * projector in this process, Bearer tokens, read-your-writes) and to the bare baseline route, in
+ * rounds that alternate the two. */
 export async function writeScenario(infra: BenchInfra, options: WriteOptions): Promise<ScenarioOutcome> {
   const { log } = options;
   const database = await createDatabase(infra.databaseUrl, uniqueName('castlog_bench_write'));
   const config = benchConfig(database.url, infra.kafkaBrokers);
   const castlog = await startCastlog(config);
   const baseline = await startBaseline(database.url, config.DATABASE_POOL_SIZE);
+  const stats = new Pool({ connectionString: database.url, max: 1 });
   try {
     const users = await castlog.addUsers(options.concurrency);
     const runId = uniqueName('w');
+    const schema = castlog.runtime.database.schema;
+    const { eventLog } = castlog.runtime;
     const load = (
       port: number,
       items: number,
@@ -187,127 +219,201 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
     const plain = users.map((user) => ({ 'x-user-id': user.id }));
     const roundMs = options.durationMs / options.rounds;
     // A broker just started spends its first minute of load compiling its produce and fetch paths
-    // (JIT): a start-up cost, not castlog's steady state, so an unmeasured pass takes it first.
+    // (JIT): a start-up cost, not castlog's steady state. Both systems get the same unmeasured pass.
+    log(`write: warming the baseline up for ${options.warmupPassMs / 1000} s`);
+    await runLoad(load(baseline.port, 1, plain, options.warmupPassMs, 'warmup'));
     log(`write: warming castlog and the broker up for ${options.warmupPassMs / 1000} s`);
     await runLoad(load(castlog.port, 1, bearer, options.warmupPassMs, 'warmup'));
     const phases: Record<string, Phase> = {};
     for (const items of [1, 100]) {
       const name = items === 1 ? 'single' : `batch_${items}`;
-      const runs = { castlog: [] as LoadResult[], baseline: [] as LoadResult[] };
       let stageTotals: Record<string, HistogramTotals> = {};
-      const roundRatios: number[] = [];
-      for (let round = 1; round <= options.rounds; round += 1) {
-        const measureBaseline = async () => {
-          log(
-            `write: ${name}: round ${round}: baseline, ${options.concurrency} clients for ${roundMs / 1000} s`,
-          );
-          runs.baseline.push(await runLoad(load(baseline.port, items, plain, roundMs, `${round}`)));
-        };
-        const measureCastlog = async () => {
-          log(`write: ${name}: round ${round}: castlog`);
-          const before = await castlog.histograms();
-          runs.castlog.push(await runLoad(load(castlog.port, items, bearer, roundMs, `${round}`)));
-          stageTotals = added(stageTotals, before, await castlog.histograms());
-        };
-        if (round % 2 === 1) {
-          await measureBaseline();
-          await measureCastlog();
-        } else {
-          await measureCastlog();
-          await measureBaseline();
+      let applied: ApplyTotals = { transactions: 0, events: 0, eventSeconds: 0 };
+      const offsetsBefore = await eventLog.endOffsets();
+      const writesBefore = await tableWrites(stats, schema);
+      const diskBefore = topicDiskBytes(infra.kafkaLogDir, config.KAFKA_TOPIC);
+      const rounds = await alternate(options.rounds, async (side, n) => {
+        if (side === 'baseline') {
+          log(`write: ${name}: round ${n}: baseline, ${options.concurrency} clients for ${roundMs / 1000} s`);
+          return figures(await runLoad(load(baseline.port, items, plain, roundMs, `${n}`)), items);
         }
-        roundRatios.push(
-          ratio(
-            figures(runs.castlog.at(-1) as LoadResult, items).requests_per_s,
-            figures(runs.baseline.at(-1) as LoadResult, items).requests_per_s,
-          ),
-        );
-      }
-      const measured = figures(combined(runs.castlog), items);
-      const base = figures(combined(runs.baseline), items);
+        log(`write: ${name}: round ${n}: castlog`);
+        // castlog's histograms over the measured window only, as the load generator's figures.
+        let before: Promise<Record<string, HistogramTotals>> = castlog.histograms();
+        let appliesBefore = castlog.applies();
+        const result = await runLoad(load(castlog.port, items, bearer, roundMs, `${n}`), () => {
+          before = castlog.histograms();
+          appliesBefore = castlog.applies();
+        });
+        stageTotals = added(stageTotals, await before, await castlog.histograms());
+        const appliesAfter = castlog.applies();
+        applied = {
+          transactions: applied.transactions + appliesAfter.transactions - appliesBefore.transactions,
+          events: applied.events + appliesAfter.events - appliesBefore.events,
+          eventSeconds: applied.eventSeconds + appliesAfter.eventSeconds - appliesBefore.eventSeconds,
+        };
+        return figures(result, items);
+      });
+      const writesAfter = await tableWrites(stats, schema);
+      const offsetsAfter = await eventLog.endOffsets();
+      const diskAfter = topicDiskBytes(infra.kafkaLogDir, config.KAFKA_TOPIC);
+      const events = total(offsetsAfter) - total(offsetsBefore);
+      const record = await recordBytesSince(eventLog, offsetsBefore);
+      const footprint = {
+        description:
+          "Over the whole phase, per event appended (the rounds' warm-ups included): rows written to the " +
+          "read model (pg_stat_user_tables: inserted + updated + deleted) and the event's bytes in the log " +
+          "(key, JSON value and headers as sent; and the topic's segment files on disk, batch framing included, " +
+          'where the broker runs here).',
+        ...rowsPerEvent(writesBefore, writesAfter, events),
+        log_bytes_per_event: record.events > 0 ? round(record.bytes / record.events, 1) : Number.NaN,
+        ...(diskBefore !== undefined && diskAfter !== undefined
+          ? {
+              log_disk_bytes_per_event: events > 0 ? round((diskAfter - diskBefore) / events, 1) : Number.NaN,
+            }
+          : {
+              log_disk_bytes_per_event: null,
+              log_disk_note: 'the broker does not run from a known directory here',
+            }),
+      };
+      const withRatios = rounds.map((r) => ({
+        ...r,
+        throughput_ratio: ratio(r.castlog.requests_per_s, r.baseline.requests_per_s),
+        p50_ratio: ratio(r.castlog.p50_ms, r.baseline.p50_ms),
+        p99_ratio: ratio(r.castlog.p99_ms, r.baseline.p99_ms),
+      }));
+      const measured = overRounds(rounds.map((r) => r.castlog));
+      const base = overRounds(rounds.map((r) => r.baseline));
       const means = histogramMeans({}, stageTotals);
       const mean = (metric: string, scale = 1000) => round((means[metric]?.mean ?? Number.NaN) * scale, 2);
+      const applyPerEvent =
+        applied.events > 0 ? round((applied.eventSeconds / applied.events) * 1000, 2) : Number.NaN;
       const stages: Stages = {
         http_ms: mean('castlog_http_request_duration_seconds'),
         append_ms: mean('castlog_event_append_duration_seconds'),
         read_your_writes_wait_ms: mean('castlog_read_your_writes_wait_seconds'),
         projector_batch_apply_ms: mean('castlog_projector_batch_apply_seconds'),
+        projector_apply_per_event_ms: applyPerEvent,
         projector_batch_events: mean('castlog_projector_batch_size', 1),
         projector_batches: means.castlog_projector_batch_apply_seconds?.count ?? 0,
       };
-      phases[name] = { measured, baseline: base, stages, roundRatios };
+      const clientMean = round(
+        rounds.reduce((sum, r) => sum + r.castlog.mean_ms * r.castlog.count, 0) /
+          Math.max(
+            1,
+            rounds.reduce((sum, r) => sum + r.castlog.count, 0),
+          ),
+        2,
+      );
+      const timePerRequest = {
+        client_round_trip: clientMean,
+        outside_handler: round(clientMean - stages.http_ms, 2),
+        handler: stages.http_ms,
+        append: stages.append_ms,
+        wait_for_projector: round(Math.max(0, stages.read_your_writes_wait_ms - applyPerEvent), 2),
+        apply: applyPerEvent,
+        answer: round(stages.http_ms - stages.append_ms - stages.read_your_writes_wait_ms, 2),
+      };
+      phases[name] = {
+        measured,
+        baseline: base,
+        throughput_ratio: spreadOf(withRatios.map((r) => r.throughput_ratio)),
+        p50_ratio: spreadOf(withRatios.map((r) => r.p50_ratio)),
+        p99_ratio: spreadOf(withRatios.map((r) => r.p99_ratio)),
+        rounds: withRatios,
+        stages,
+        timePerRequest,
+        footprint,
+      };
       log(`write: ${name}: castlog stage means ${JSON.stringify(stages)}`);
+      log(`write: ${name}: time per request (ms) ${JSON.stringify(timePerRequest)}`);
       log(
-        `write: ${name}: castlog ${measured.requests_per_s} req/s p99 ${measured.p99_ms} ms (${measured.errors} errors); ` +
-          `baseline ${base.requests_per_s} req/s p99 ${base.p99_ms} ms; throughput ratio by round ${roundRatios.join(', ')}`,
+        `write: ${name}: ${footprint.rows_written_per_event} rows written and ${footprint.log_bytes_per_event} bytes in the log per event`,
+      );
+      log(
+        `write: ${name}: castlog ${formatSpread(measured.requests_per_s)} req/s, p99 ${formatSpread(measured.p99_ms)} ms ` +
+          `(${measured.errors} errors); baseline ${formatSpread(base.requests_per_s)} req/s, p99 ${formatSpread(base.p99_ms)} ms; ` +
+          `throughput ratio ${formatSpread(phases[name].throughput_ratio)}, by round ${withRatios.map((r) => r.throughput_ratio).join(', ')}`,
       );
     }
     const single = phases.single as Phase;
     const batch = phases.batch_100 as Phase;
-    const throughputRatio = ratio(single.measured.requests_per_s, single.baseline.requests_per_s);
-    const p99Ratio = ratio(single.measured.p99_ms, single.baseline.p99_ms);
-    const batchThroughputRatio = ratio(batch.measured.items_per_s, batch.baseline.items_per_s);
-    const batchP99Ratio = ratio(batch.measured.p99_ms, batch.baseline.p99_ms);
+    const throughputTarget = targetOf('write.single.throughput');
+    const p99Target = targetOf('write.single.p99');
+    const batchTarget = targetOf('write.batch_100.throughput');
+    const row = (
+      metric: string,
+      unit: string,
+      measured: Spread,
+      baseline: Spread,
+      ratios: Spread,
+      target?: { text: string; met: (value: number) => boolean },
+    ): SummaryRow => ({
+      scenario: 'write',
+      metric,
+      unit,
+      measured: measured.median,
+      baseline: baseline.median,
+      ratio: ratios.median,
+      ratio_rounds: ratios,
+      ...(target ? { target: target.text, met: target.met(ratios.median) } : {}),
+    });
+    const roundsOf = (phase: Phase, key: 'p50_ms' | 'p95_ms') =>
+      spreadOf(phase.rounds.map((r) => ratio(r.castlog[key], r.baseline[key])));
     const rows: SummaryRow[] = [
-      {
-        scenario: 'write',
-        metric: 'single POST throughput',
-        unit: 'req/s',
-        measured: single.measured.requests_per_s,
-        baseline: single.baseline.requests_per_s,
-        ratio: throughputRatio,
-        target: '≥ 0.5',
-        met: throughputRatio >= 0.5,
-      },
-      {
-        scenario: 'write',
-        metric: 'single POST p50',
-        unit: 'ms',
-        measured: single.measured.p50_ms,
-        baseline: single.baseline.p50_ms,
-        ratio: ratio(single.measured.p50_ms, single.baseline.p50_ms),
-      },
-      {
-        scenario: 'write',
-        metric: 'single POST p95',
-        unit: 'ms',
-        measured: single.measured.p95_ms,
-        baseline: single.baseline.p95_ms,
-        ratio: ratio(single.measured.p95_ms, single.baseline.p95_ms),
-      },
-      {
-        scenario: 'write',
-        metric: 'single POST p99',
-        unit: 'ms',
-        measured: single.measured.p99_ms,
-        baseline: single.baseline.p99_ms,
-        ratio: p99Ratio,
-        target: '≤ 4',
-        met: p99Ratio <= 4,
-      },
-      {
-        scenario: 'write',
-        metric: 'batch-100 POST throughput',
-        unit: 'items/s',
-        measured: batch.measured.items_per_s,
-        baseline: batch.baseline.items_per_s,
-        ratio: batchThroughputRatio,
-      },
-      {
-        scenario: 'write',
-        metric: 'batch-100 POST p99',
-        unit: 'ms',
-        measured: batch.measured.p99_ms,
-        baseline: batch.baseline.p99_ms,
-        ratio: batchP99Ratio,
-      },
+      row(
+        'single POST throughput',
+        'req/s',
+        single.measured.requests_per_s,
+        single.baseline.requests_per_s,
+        single.throughput_ratio,
+        throughputTarget,
+      ),
+      row('single POST p50', 'ms', single.measured.p50_ms, single.baseline.p50_ms, single.p50_ratio),
+      row(
+        'single POST p95',
+        'ms',
+        single.measured.p95_ms,
+        single.baseline.p95_ms,
+        roundsOf(single, 'p95_ms'),
+      ),
+      row(
+        'single POST p99',
+        'ms',
+        single.measured.p99_ms,
+        single.baseline.p99_ms,
+        single.p99_ratio,
+        p99Target,
+      ),
+      row(
+        'batch-100 POST throughput',
+        'items/s',
+        batch.measured.items_per_s,
+        batch.baseline.items_per_s,
+        batch.throughput_ratio,
+        batchTarget,
+      ),
+      row('batch-100 POST p99', 'ms', batch.measured.p99_ms, batch.baseline.p99_ms, batch.p99_ratio),
     ];
-    const latencyGroups = (phase: { measured: PhaseFigures; baseline: PhaseFigures }) =>
+    const section = (phase: Phase) => ({
+      measured: phase.measured,
+      baseline: phase.baseline,
+      throughput_ratio: phase.throughput_ratio,
+      p50_ratio: phase.p50_ratio,
+      p99_ratio: phase.p99_ratio,
+      throughput_ratio_by_round: phase.rounds.map((r) => r.throughput_ratio),
+      p99_ratio_by_round: phase.rounds.map((r) => r.p99_ratio),
+      rounds: phase.rounds,
+      castlog_stage_means: phase.stages,
+      time_per_request_ms: phase.timePerRequest,
+      footprint: phase.footprint,
+    });
+    const latencyGroups = (phase: Phase) =>
       (['p50_ms', 'p95_ms', 'p99_ms'] as const).map((key) => ({
         label: key.replace('_ms', ''),
         bars: [
-          { series: 'castlog', value: phase.measured[key] },
-          { series: 'baseline (bare Fastify + upsert)', value: phase.baseline[key] },
+          { series: 'castlog', value: phase.measured[key].median },
+          { series: 'baseline (bare Fastify + upsert)', value: phase.baseline[key].median },
         ],
       }));
     return {
@@ -316,45 +422,39 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
         description:
           'Concurrent HTTP clients POST /v1/subscriptions with Bearer tokens to API+projector in one process ' +
           '(append to Kafka, projector applies, read-your-writes wait, outcome answered) vs a bare Fastify route ' +
-          'doing INSERT … ON CONFLICT straight into PostgreSQL.',
+          'doing INSERT … ON CONFLICT straight into PostgreSQL. Each phase alternates the two in rounds (the order ' +
+          'flips every round); every figure is the median of the rounds with min and max, every ratio the median ' +
+          "of the rounds' ratios.",
         settings: {
           concurrency: options.concurrency,
           users: users.length,
           duration_s: options.durationMs / 1000,
           rounds: options.rounds,
+          round_s: roundMs / 1000,
           warmup_s: options.warmupMs / 1000,
-          castlog_warmup_pass_s: options.warmupPassMs / 1000,
+          warmup_pass_s: options.warmupPassMs / 1000,
+          warmup_pass_systems: ['baseline', 'castlog'],
           kafka_partitions: config.KAFKA_PARTITIONS,
           database_pool_size: config.DATABASE_POOL_SIZE,
           projector_batch_size: config.PROJECTOR_BATCH_SIZE,
         },
-        single: {
-          measured: single.measured,
-          baseline: single.baseline,
-          castlog_stage_means: single.stages,
-          throughput_ratio_by_round: single.roundRatios,
-        },
-        batch_100: {
-          measured: batch.measured,
-          baseline: batch.baseline,
-          castlog_stage_means: batch.stages,
-          throughput_ratio_by_round: batch.roundRatios,
-        },
-        throughput_ratio_vs_baseline: throughputRatio,
-        p99_ratio_vs_baseline: p99Ratio,
-        batch_100_throughput_ratio_vs_baseline: batchThroughputRatio,
-        batch_100_p99_ratio_vs_baseline: batchP99Ratio,
-        targets: {
-          throughput_ratio_min: 0.5,
-          throughput_met: throughputRatio >= 0.5,
-          p99_ratio_max: 4,
-          p99_met: p99Ratio <= 4,
+        single: section(single),
+        batch_100: section(batch),
+        throughput_ratio_vs_baseline: single.throughput_ratio.median,
+        p99_ratio_vs_baseline: single.p99_ratio.median,
+        batch_100_throughput_ratio_vs_baseline: batch.throughput_ratio.median,
+        batch_100_p99_ratio_vs_baseline: batch.p99_ratio.median,
+        ratios: {
+          throughput: single.throughput_ratio,
+          p99: single.p99_ratio,
+          batch_100_throughput: batch.throughput_ratio,
+          batch_100_p99: batch.p99_ratio,
         },
       },
       rows,
       chart: {
         title: 'write: POST /v1/subscriptions, castlog vs bare Fastify + upsert',
-        subtitle: `${options.concurrency} concurrent clients, ${options.durationMs / 1000} s per system and phase in ${options.rounds} alternating rounds, 127.0.0.1`,
+        subtitle: `${options.concurrency} concurrent clients, ${options.rounds} alternating rounds of ${roundMs / 1000} s per system and phase (medians), 127.0.0.1`,
         panels: [
           {
             title: 'single-item POST throughput',
@@ -363,8 +463,11 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
               {
                 label: 'single item',
                 bars: [
-                  { series: 'castlog', value: single.measured.requests_per_s },
-                  { series: 'baseline (bare Fastify + upsert)', value: single.baseline.requests_per_s },
+                  { series: 'castlog', value: single.measured.requests_per_s.median },
+                  {
+                    series: 'baseline (bare Fastify + upsert)',
+                    value: single.baseline.requests_per_s.median,
+                  },
                 ],
               },
             ],
@@ -376,8 +479,8 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
               {
                 label: 'batch of 100',
                 bars: [
-                  { series: 'castlog', value: batch.measured.items_per_s },
-                  { series: 'baseline (bare Fastify + upsert)', value: batch.baseline.items_per_s },
+                  { series: 'castlog', value: batch.measured.items_per_s.median },
+                  { series: 'baseline (bare Fastify + upsert)', value: batch.baseline.items_per_s.median },
                 ],
               },
             ],
@@ -388,6 +491,7 @@ export async function writeScenario(infra: BenchInfra, options: WriteOptions): P
       },
     };
   } finally {
+    await stats.end().catch(() => undefined);
     await baseline.close().catch((error: unknown) => log(`write: closing the baseline: ${String(error)}`));
     await castlog.close().catch((error: unknown) => log(`write: closing castlog: ${String(error)}`));
     await deleteTopics(infra.kafkaBrokers, [config.KAFKA_TOPIC]).catch(() => undefined);
