@@ -3,21 +3,35 @@
 import 'reflect-metadata';
 import { KAFKA_VERSION } from '@castlog/infra';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { Client } from 'pg';
 import { renderChart } from './chart';
+import { writeHistory } from './history';
 import { benchInfra } from './infra';
-import { markdownTable, ScenarioOutcome } from './report';
+import { markdownTable, ScenarioOutcome, targetsTable } from './report';
+import { loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
+import { coldStartScenario } from './scenarios/coldstart';
 import { listingScenario } from './scenarios/listing';
 import { replayScenario } from './scenarios/replay';
 import { writeScenario } from './scenarios/write';
+import { evaluateTargets } from './targets';
 
-const SCENARIOS = ['write', 'catchup', 'listing', 'replay'] as const;
+const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart'] as const;
 type Scenario = (typeof SCENARIOS)[number];
+
+/** The settings a full run uses; a run below any of them is labelled short (`-short` in its file
+ * name, `short_run` in its JSON) and is left out of the history. */
+const FULL = {
+  events: 1_000_000,
+  writeDurationS: 30,
+  listingDurationS: 15,
+  writeRounds: 5,
+  otherRounds: 3,
+  warmupPassS: 60,
+};
 
 const positiveInt = (value: string): number => {
   const number = Number(value.replace(/[_,]/g, ''));
@@ -31,6 +45,12 @@ const positiveNumber = (value: string): number => {
   return number;
 };
 
+const nonNegativeNumber = (value: string): number => {
+  const number = Number(value);
+  if (!(number >= 0)) throw new InvalidArgumentError('must be zero or a positive number');
+  return number;
+};
+
 interface Options {
   scenario: 'all' | Scenario;
   events?: number;
@@ -38,23 +58,18 @@ interface Options {
   concurrency: number;
   duration?: number;
   rounds?: number;
+  warmup?: number;
   listingConcurrency: number;
   subscriptions?: number;
   profile: boolean;
   out?: string;
+  history: boolean;
 }
 
 const repoRoot = resolve(__dirname, '..', '..', '..');
+const resultsDir = join(repoRoot, 'bench', 'results');
 const log = (line: string): void =>
   console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
-
-function gitCommit(): string | undefined {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
-}
 
 async function postgresVersion(url: string): Promise<string> {
   const client = new Client({ connectionString: url });
@@ -84,11 +99,20 @@ async function main(): Promise<void> {
       false,
     )
     .option('--concurrency <n>', 'concurrent HTTP clients of the write scenario', positiveInt, 64)
-    .option('--duration <s>', 'measured seconds per load phase (default 15; --quick 2)', positiveNumber)
+    .option(
+      '--duration <s>',
+      'measured seconds per system and load phase, split over the rounds (default: write 30, listing 15; --quick 2)',
+      positiveNumber,
+    )
     .option(
       '--rounds <n>',
-      'write scenario: alternating baseline/castlog rounds each phase is split into (default 3; --quick 1)',
+      'alternating baseline/castlog rounds of every scenario (default: write 5, catchup, listing and coldstart 3; --quick 2 for write, 1 for the others)',
       positiveInt,
+    )
+    .option(
+      '--warmup <s>',
+      'write scenario: the unmeasured pass of single POSTs each system gets first (default 60; --quick the phase duration)',
+      nonNegativeNumber,
     )
     .option('--listing-concurrency <n>', 'concurrent clients of the listing scenario', positiveInt, 8)
     .option(
@@ -98,19 +122,75 @@ async function main(): Promise<void> {
     )
     .option('--profile', 'catchup: time applyBatch by stage (load / decide / write / commit)', false)
     .option('--out <dir>', 'where results go (default bench/results, --quick bench/results/quick)')
+    .option(
+      '--history',
+      'run nothing: rewrite the history of runs in docs/performance.md from bench/results/*.json',
+      false,
+    )
     .parse();
   const options = program.opts<Options>();
+  if (options.history) {
+    const runs = await writeHistory(repoRoot, resultsDir, log);
+    log(`history: ${runs} runs written to docs/performance.md`);
+    return;
+  }
+  const loadBefore = loadAverage();
+  const started = new Date();
+  // The tree as the build before this run compiled it (others may change it while the run lasts).
+  const source = sourceState(repoRoot);
   const quick = options.quick;
-  const events = options.events ?? (quick ? 20_000 : 1_000_000);
-  const durationMs = (options.duration ?? (quick ? 2 : 15)) * 1000;
+  const events = options.events ?? (quick ? 20_000 : FULL.events);
+  const writeDurationS = options.duration ?? (quick ? 2 : FULL.writeDurationS);
+  const listingDurationS = options.duration ?? (quick ? 2 : FULL.listingDurationS);
+  const writeRounds = options.rounds ?? (quick ? 2 : FULL.writeRounds);
+  const otherRounds = options.rounds ?? (quick ? 1 : FULL.otherRounds);
+  const warmupPassS = options.warmup ?? (quick ? writeDurationS : FULL.warmupPassS);
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
-  const out = resolve(options.out ?? join(repoRoot, 'bench', 'results', ...(quick ? ['quick'] : [])));
+  const out = resolve(options.out ?? join(resultsDir, ...(quick ? ['quick'] : [])));
   const selected: Scenario[] = options.scenario === 'all' ? [...SCENARIOS] : [options.scenario];
+  const runs = (scenario: Scenario) =>
+    selected.includes(scenario) || (scenario === 'catchup' && selected.includes('replay'));
+  const shortReasons = [
+    ...(quick ? ['--quick'] : []),
+    ...(runs('write') && writeRounds < FULL.writeRounds ? [`write: ${writeRounds} rounds`] : []),
+    ...(runs('write') && writeDurationS < FULL.writeDurationS
+      ? [`write: ${writeDurationS} s per phase`]
+      : []),
+    ...(runs('write') && warmupPassS < FULL.warmupPassS ? [`write: ${warmupPassS} s warm-up pass`] : []),
+    ...(runs('listing') && listingDurationS < FULL.listingDurationS
+      ? [`listing: ${listingDurationS} s per side`]
+      : []),
+    ...((runs('catchup') || runs('listing') || runs('coldstart')) && otherRounds < FULL.otherRounds
+      ? [`${otherRounds} rounds for catchup, listing and coldstart`]
+      : []),
+    ...(runs('catchup') && events < FULL.events ? [`${events.toLocaleString('en-US')} events`] : []),
+  ];
+  const settings = {
+    scenario: options.scenario,
+    events,
+    quick,
+    concurrency: options.concurrency,
+    write_duration_s: writeDurationS,
+    write_rounds: writeRounds,
+    write_warmup_pass_s: warmupPassS,
+    round_warmup_s: warmupMs / 1000,
+    other_rounds: otherRounds,
+    listing_duration_s: listingDurationS,
+    listing_concurrency: options.listingConcurrency,
+    subscriptions,
+    profile: options.profile,
+    out: relative(repoRoot, out) || '.',
+  };
+  log(
+    `load average before the run: ${Object.values(loadBefore)
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
+  if (shortReasons.length > 0) log(`a short run (${shortReasons.join('; ')}): labelled as such`);
 
   const infra = await benchInfra(log);
   log(`Kafka ${infra.kafkaBrokers} (${infra.source.kafka}), PostgreSQL (${infra.source.postgres})`);
-  const started = new Date();
   const outcomes: ScenarioOutcome[] = [];
   let fixture: LogFixture | undefined;
   let stopping = false;
@@ -134,16 +214,18 @@ async function main(): Promise<void> {
         infra.source.kafka === 'started for this run' ? KAFKA_VERSION : `${infra.source.kafka} (not checked)`,
       infra: infra.source,
     };
+    const catchup = () =>
+      catchupScenario(infra, { events, rounds: otherRounds, profile: options.profile, log });
     for (const scenario of selected) {
       log(`scenario ${scenario}`);
       if (scenario === 'write') {
         outcomes.push(
           await writeScenario(infra, {
             concurrency: options.concurrency,
-            durationMs,
+            durationMs: writeDurationS * 1000,
             warmupMs,
-            rounds: options.rounds ?? (quick ? 1 : 3),
-            warmupPassMs: quick ? durationMs : 60_000,
+            rounds: writeRounds,
+            warmupPassMs: warmupPassS * 1000,
             log,
           }),
         );
@@ -153,25 +235,32 @@ async function main(): Promise<void> {
             subscriptions,
             afterSince: Math.min(1000, Math.max(100, Math.round(subscriptions / 10))),
             concurrency: options.listingConcurrency,
-            durationMs,
+            durationMs: listingDurationS * 1000,
             warmupMs,
+            rounds: otherRounds,
             log,
           }),
         );
       } else if (scenario === 'catchup') {
-        const caught = await catchupScenario(infra, { events, profile: options.profile, log });
+        const caught = await catchup();
         fixture = caught.fixture;
         outcomes.push(caught.outcome);
-      } else {
+      } else if (scenario === 'replay') {
         if (!fixture) {
           log('replay needs the catch-up of the same run: running catchup first');
-          const caught = await catchupScenario(infra, { events, profile: options.profile, log });
+          const caught = await catchup();
           fixture = caught.fixture;
           outcomes.push(caught.outcome);
         }
         outcomes.push(await replayScenario(fixture, log));
+      } else {
+        outcomes.push(await coldStartScenario({ repoRoot, rounds: otherRounds, log }));
       }
       if (scenario === 'catchup' && !selected.includes('replay')) {
+        await fixture?.close();
+        fixture = undefined;
+      }
+      if (scenario === 'replay') {
         await fixture?.close();
         fixture = undefined;
       }
@@ -179,35 +268,59 @@ async function main(): Promise<void> {
     await fixture?.close();
     fixture = undefined;
 
-    const date = started.toISOString().slice(0, 10);
-    mkdirSync(out, { recursive: true });
-    const charts: Record<string, string> = {};
-    for (const outcome of outcomes) {
-      const file = join(out, `${date}-${outcome.name}.svg`);
-      writeFileSync(file, renderChart(outcome.chart));
-      charts[outcome.name] = relative(repoRoot, file);
-    }
+    const finished = new Date();
     const rows = outcomes.flatMap((outcome) => outcome.rows);
-    const table = markdownTable(rows);
-    const report = {
-      date,
+    const report: Record<string, unknown> = {
+      method: 2,
+      date: started.toISOString().slice(0, 10),
       started_at: started.toISOString(),
-      finished_at: new Date().toISOString(),
+      finished_at: finished.toISOString(),
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
-      commit: gitCommit(),
+      argv: process.argv,
+      cwd: process.cwd(),
+      node: process.version,
+      commit: source.commit_short,
+      source,
+      load_average_before: loadBefore,
+      load_average_after: loadAverage(),
       quick,
+      short_run: shortReasons.length > 0,
+      ...(shortReasons.length > 0 ? { short_reasons: shortReasons } : {}),
+      settings,
       machine,
       scenarios: outcomes.map((outcome) => outcome.name),
-      ...Object.fromEntries(
-        outcomes.map((outcome) => [outcome.name, { ...outcome.result, chart: charts[outcome.name] }]),
-      ),
+      ...Object.fromEntries(outcomes.map((outcome) => [outcome.name, outcome.result])),
       summary: rows,
     };
-    const jsonFile = join(out, `${date}.json`);
-    writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(out, `${date}.md`), `${table}\n`);
+    const targets = evaluateTargets(report);
+    report.targets = targets;
+
+    mkdirSync(out, { recursive: true });
+    const stem = `${timestampOf(started)}-${options.scenario}${shortReasons.length > 0 ? '-short' : ''}`;
+    const jsonFile = writeNewFile(out, stem, '.json', `${JSON.stringify(report, null, 2)}\n`);
+    const written = basename(jsonFile, '.json');
+    const charts = outcomes.map((outcome) =>
+      writeNewFile(out, `${written}.${outcome.name}`, '.svg', renderChart(outcome.chart)),
+    );
+    const table = markdownTable(rows);
+    const targetTable = targetsTable(targets);
+    writeNewFile(
+      out,
+      written,
+      '.md',
+      `${report.command} — ${report.started_at}, commit ${String(report.commit)}${source.dirty ? ' (tree dirty)' : ''}\n\n` +
+        `${table}\n\nTargets:\n\n${targetTable}\n`,
+    );
     console.log(table);
-    log(`results: ${relative(repoRoot, jsonFile)}, charts: ${Object.values(charts).join(', ')}`);
+    console.log();
+    console.log(targetTable);
+    log(
+      `results: ${relative(repoRoot, jsonFile)}, charts: ${charts.map((file) => relative(repoRoot, file)).join(', ')}`,
+    );
+    if (out === resultsDir && shortReasons.length === 0) {
+      const count = await writeHistory(repoRoot, resultsDir, log);
+      log(`history: ${count} runs written to docs/performance.md`);
+    }
   } finally {
     await fixture?.close();
     await infra.stop();

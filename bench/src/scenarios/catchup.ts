@@ -7,12 +7,16 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { benchConfig, createDatabase, deleteTopics, uniqueName } from '../castlog';
 import { EventMix } from '../event-mix';
 import { BenchInfra } from '../infra';
-import { BoundedQueue } from '../queue';
+import { recordBytes, rowsPerEvent, tableWrites, topicDiskBytes } from '../footprint';
 import { ScenarioOutcome, SummaryRow } from '../report';
-import { ratio, round, since, summarize } from '../stats';
+import { alternate } from '../rounds';
+import { formatSpread, LatencySummary, ratio, round, since, spreadOf, summarize } from '../stats';
+import { targetOf } from '../targets';
 
 export interface CatchupOptions {
   readonly events: number;
+  /** Alternating castlog / baseline rounds (castlog first: the baseline copies its rows). */
+  readonly rounds: number;
   /** Time every statement of applyBatch (load / decide / write / commit) instead of calling it. */
   readonly profile: boolean;
   readonly log: (line: string) => void;
@@ -33,6 +37,7 @@ const APPEND_IN_FLIGHT = 3;
 /** Appends `events` of the mix in big batches (several in flight, gathered by the adapter). */
 async function fillLog(runtime: OpenedRuntime, events: number, log: (line: string) => void) {
   const mix = new EventMix(Math.max(200, Math.round(events / 50)));
+  let messageBytes = 0;
   const started = performance.now();
   let appended = 0;
   let nextReport = 100_000;
@@ -40,7 +45,9 @@ async function fillLog(runtime: OpenedRuntime, events: number, log: (line: strin
   while (appended < events) {
     const count = Math.min(APPEND_CHUNK, events - appended);
     appended += count;
-    const append: Promise<void> = runtime.eventLog.append(mix.next(count)).then(() => {
+    const envelopes = mix.next(count);
+    for (const envelope of envelopes) messageBytes += recordBytes(envelope);
+    const append: Promise<void> = runtime.eventLog.append(envelopes).then(() => {
       inFlight.delete(append);
     });
     inFlight.add(append);
@@ -54,7 +61,7 @@ async function fillLog(runtime: OpenedRuntime, events: number, log: (line: strin
   }
   await Promise.all(inFlight);
   const seconds = since(started) / 1000;
-  return { seconds, eventsPerS: events / seconds, counts: mix.counts };
+  return { seconds, eventsPerS: events / seconds, counts: mix.counts, messageBytes };
 }
 
 /** Statement timings of an instrumented applyBatch, by stage. */
@@ -131,11 +138,12 @@ async function applyBatchTimed(
  * into the runtime's fresh schema, until the stored offsets reach the log's end. */
 async function catchUp(
   runtime: OpenedRuntime,
+  schema: string,
   total: number,
   profile: StageTimer | undefined,
   log: (line: string) => void,
 ) {
-  const { dataSource, schema } = runtime.database;
+  const { dataSource } = runtime.database;
   const partitions = runtime.eventLog.partitions;
   const batchMs: number[] = [];
   const batchSizes: number[] = [];
@@ -171,7 +179,9 @@ async function catchUp(
       await transactions.submit([batch]);
       if (applied - lastReport >= 100_000) {
         lastReport = applied;
-        log(`catchup: applied ${applied.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} events`);
+        log(
+          `catchup: ${schema}: applied ${applied.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} events`,
+        );
       }
       if (applied >= total) done();
     },
@@ -197,16 +207,12 @@ async function catchUp(
   };
 }
 
-const COPIED_TABLES = [
-  'subscriptions',
-  'subscription_guids',
-  'subscription_feed_urls',
-  'deletions',
-  'user_clocks',
-  'request_outcomes',
-];
+/** Bookkeeping of the projection, not rows of the model: left out of the baseline. */
+const NOT_COPIED = new Set(['projection_offsets']);
 const BULK_ROWS = 5000;
 const BULK_WRITERS = 4;
+/** Pages read into memory (before the clock) per timed stretch of writing. */
+const PAGES_PER_CHUNK = 100;
 
 interface Column {
   name: string;
@@ -229,87 +235,130 @@ async function columnsOf(client: PoolClient, schema: string, table: string): Pro
   return rows;
 }
 
-/** The baseline: the rows the catch-up produced, read back page by page and written into a fresh
- * schema of the same tables and indexes with raw `INSERT … SELECT FROM unnest … ON CONFLICT DO
- * UPDATE`, BULK_WRITERS statements at a time (the projector has up to PARALLEL_TRANSACTIONS = 4 transactions in flight). */
-async function bulkBaseline(databaseUrl: string, from: string, log: (line: string) => void) {
-  const to = uniqueName('bench_bulk');
-  const pool = new Pool({ connectionString: databaseUrl, max: BULK_WRITERS + 2 });
+/** An empty read-model schema (the same tables and indexes as the projector's). */
+async function createSchema(pool: Pool, schema: string): Promise<void> {
   const setup = await pool.connect();
   try {
     await setup.query('BEGIN');
     const runner = { query: (text: string) => setup.query(text) } as unknown as QueryRunner;
-    for (const Migration of readModelMigrations(to)) await new Migration().up(runner);
+    for (const Migration of readModelMigrations(schema)) await new Migration().up(runner);
     await setup.query('COMMIT');
   } finally {
     setup.release();
   }
+}
+
+const dropSchema = (pool: Pool, schema: string): Promise<unknown> =>
+  pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`).catch(() => undefined);
+
+/** The baseline: the rows the catch-up produced, written into a fresh schema of the same tables
+ * and indexes with raw `INSERT … SELECT FROM unnest … ON CONFLICT DO UPDATE` of BULK_ROWS rows,
+ * BULK_WRITERS statements at a time (the projector has up to 4 transactions in flight). Only the
+ * writing is timed: the input is read from the caught-up schema and laid out as the statements'
+ * parameters beforehand, PAGES_PER_CHUNK pages at a time, with the clock stopped. */
+async function bulkBaseline(databaseUrl: string, from: string, log: (line: string) => void) {
+  const to = uniqueName('bench_bulk');
+  const pool = new Pool({ connectionString: databaseUrl, max: BULK_WRITERS + 2 });
+  await createSchema(pool, to);
   let rows = 0;
+  let clockMs = 0;
   const writeMs: number[] = [];
-  const started = performance.now();
-  for (const table of COPIED_TABLES) {
+  const byTable: Record<string, { rows: number; seconds: number }> = {};
+  try {
     const reader = await pool.connect();
     try {
-      const columns = await columnsOf(reader, from, table);
-      const keys = columns.filter((c) => c.key).map((c) => quoteIdent(c.name));
-      const others = columns.filter((c) => !c.key).map((c) => quoteIdent(c.name));
-      const insert =
-        `INSERT INTO ${quoteIdent(to)}.${quoteIdent(table)} (${columns.map((c) => quoteIdent(c.name)).join(', ')}) ` +
-        `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}) ` +
-        `ON CONFLICT (${keys.join(', ')}) ` +
-        (others.length
-          ? `DO UPDATE SET ${others.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`
-          : 'DO NOTHING');
-      await reader.query('BEGIN');
-      await reader.query(
-        `DECLARE rows NO SCROLL CURSOR FOR SELECT ${columns.map((c) => `${quoteIdent(c.name)}::text`).join(', ')} ` +
-          `FROM ${quoteIdent(from)}.${quoteIdent(table)}`,
+      const { rows: tables } = await reader.query<{ table: string }>(
+        `SELECT c.relname AS table FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname`,
+        [from],
       );
-      const queue = new BoundedQueue<string[][]>(BULK_WRITERS * 2);
-      const writer = async () => {
-        try {
-          for (let page = await queue.shift(); page; page = await queue.shift()) {
-            const t = performance.now();
-            const rowsOfPage = page;
-            await pool.query(
-              insert,
-              columns.map((_, i) => rowsOfPage.map((row) => row[i])),
-            );
-            writeMs.push(since(t));
-            rows += page.length;
+      for (const { table } of tables) {
+        if (NOT_COPIED.has(table)) continue;
+        const columns = await columnsOf(reader, from, table);
+        const keys = columns.filter((c) => c.key).map((c) => quoteIdent(c.name));
+        const others = columns.filter((c) => !c.key).map((c) => quoteIdent(c.name));
+        const insert =
+          `INSERT INTO ${quoteIdent(to)}.${quoteIdent(table)} (${columns.map((c) => quoteIdent(c.name)).join(', ')}) ` +
+          `SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}) ` +
+          `ON CONFLICT (${keys.join(', ')}) ` +
+          (others.length
+            ? `DO UPDATE SET ${others.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`
+            : 'DO NOTHING');
+        await reader.query('BEGIN');
+        await reader.query(
+          `DECLARE rows NO SCROLL CURSOR FOR SELECT ${columns.map((c) => `${quoteIdent(c.name)}::text`).join(', ')} ` +
+            `FROM ${quoteIdent(from)}.${quoteIdent(table)}`,
+        );
+        let tableRows = 0;
+        let tableMs = 0;
+        for (let exhausted = false; !exhausted;) {
+          // Input of the next stretch, read and laid out as parameters with the clock stopped.
+          const chunk: (string | null)[][][] = [];
+          while (chunk.length < PAGES_PER_CHUNK) {
+            const { rows: page } = await reader.query<(string | null)[]>({
+              text: `FETCH ${BULK_ROWS} FROM rows`,
+              rowMode: 'array',
+            });
+            if (page.length === 0) {
+              exhausted = true;
+              break;
+            }
+            chunk.push(columns.map((_, i) => page.map((row) => row[i] ?? null)));
+            tableRows += page.length;
           }
-        } catch (error) {
-          queue.close();
-          throw error;
+          if (chunk.length === 0) break;
+          let next = 0;
+          const started = performance.now();
+          await Promise.all(
+            Array.from({ length: BULK_WRITERS }, async () => {
+              for (let page = chunk[next++]; page; page = chunk[next++]) {
+                const t = performance.now();
+                await pool.query(insert, page);
+                writeMs.push(since(t));
+              }
+            }),
+          );
+          tableMs += since(started);
         }
-      };
-      const writers = Array.from({ length: BULK_WRITERS }, () => writer());
-      try {
-        for (;;) {
-          const { rows: page } = await reader.query<string[]>({
-            text: `FETCH ${BULK_ROWS} FROM rows`,
-            rowMode: 'array',
-          });
-          if (page.length === 0 || !(await queue.push(page))) break;
+        await reader.query('COMMIT');
+        rows += tableRows;
+        clockMs += tableMs;
+        if (tableRows > 0) {
+          byTable[table] = { rows: tableRows, seconds: round(tableMs / 1000, 2) };
+          log(`catchup: baseline wrote ${table} (${tableRows.toLocaleString('en-US')} rows)`);
         }
-      } finally {
-        queue.close();
-        await Promise.all(writers);
       }
-      await reader.query('COMMIT');
     } finally {
       reader.release();
     }
-    log(`catchup: baseline copied ${table}`);
+  } finally {
+    await dropSchema(pool, to);
+    await pool.end();
   }
-  const seconds = since(started) / 1000;
-  await pool.query(`DROP SCHEMA ${quoteIdent(to)} CASCADE`).catch(() => undefined);
-  await pool.end();
-  return { seconds, rows, statementLatency: summarize(writeMs) };
+  return { seconds: clockMs / 1000, rows, byTable, statementLatency: summarize(writeMs) };
 }
 
-/** Appends N events, then a fresh projection catches up from offset 0; baseline: the raw bulk
- * upsert of the rows it produced. Leaves the log and the caught-up schema for the replay scenario. */
+interface CatchupRound {
+  readonly seconds: number;
+  readonly group_join_s: number;
+  readonly node_cpu_share: number;
+  readonly events_per_s: number;
+  readonly batches: number;
+  readonly mean_batch_events: number;
+  readonly batch_latency: LatencySummary;
+}
+
+interface BaselineRound {
+  readonly seconds: number;
+  readonly rows: number;
+  readonly events_per_s_equivalent: number;
+  readonly by_table: Record<string, { rows: number; seconds: number }>;
+  readonly statement_latency: LatencySummary;
+}
+
+/** Appends N events, then rounds alternate a fresh projection catching up from offset 0 (castlog)
+ * and the raw bulk upsert of the rows it produced (baseline). Leaves the log and the first round's
+ * caught-up schema for the replay scenario. */
 export async function catchupScenario(
   infra: BenchInfra,
   options: CatchupOptions,
@@ -318,7 +367,9 @@ export async function catchupScenario(
   const database = await createDatabase(infra.databaseUrl, uniqueName('castlog_bench_catchup'));
   const config = benchConfig(database.url, infra.kafkaBrokers);
   const runtime = await openRuntime(config);
+  const pool = new Pool({ connectionString: database.url, max: 2 });
   const close = async () => {
+    await pool.end().catch(() => undefined);
     await runtime.close().catch((error: unknown) => log(`catchup: closing: ${String(error)}`));
     await deleteTopics(infra.kafkaBrokers, [config.KAFKA_TOPIC]).catch(() => undefined);
     await database.drop().catch((error: unknown) => log(`catchup: dropping the database: ${String(error)}`));
@@ -327,48 +378,106 @@ export async function catchupScenario(
     log(`catchup: appending ${events.toLocaleString('en-US')} events to ${config.KAFKA_TOPIC}`);
     const filled = await fillLog(runtime, events, log);
     log(`catchup: appended in ${filled.seconds.toFixed(1)} s (${Math.round(filled.eventsPerS)} events/s)`);
+    const diskBytes = topicDiskBytes(infra.kafkaLogDir, config.KAFKA_TOPIC);
+    const liveSchema = runtime.database.schema;
     const stages = options.profile ? new StageTimer() : undefined;
-    const caught = await catchUp(runtime, events, stages, log);
-    log(
-      `catchup: applied in ${caught.seconds.toFixed(1)} s (${Math.round(caught.eventsPerS)} events/s, ` +
-        `node CPU ${Math.round(caught.nodeCpuShare * 100)}% of one core)`,
+    let footprint: ReturnType<typeof rowsPerEvent> | undefined;
+    let sizes: Record<string, number> = {};
+    const rounds = await alternate<CatchupRound | BaselineRound>(
+      options.rounds,
+      async (side, n) => {
+        if (side === 'baseline') {
+          log(`catchup: round ${n}: baseline, the bulk upsert of ${liveSchema}'s rows`);
+          const bulk = await bulkBaseline(database.url, liveSchema, log);
+          log(
+            `catchup: round ${n}: baseline wrote ${bulk.rows.toLocaleString('en-US')} rows in ${bulk.seconds.toFixed(1)} s`,
+          );
+          return {
+            seconds: round(bulk.seconds, 2),
+            rows: bulk.rows,
+            events_per_s_equivalent: round(events / bulk.seconds, 1),
+            by_table: bulk.byTable,
+            statement_latency: bulk.statementLatency,
+          };
+        }
+        // The first round builds the schema the baseline copies and the replay compares with.
+        const schema = n === 1 ? liveSchema : uniqueName('bench_catchup');
+        if (n !== 1) await createSchema(pool, schema);
+        try {
+          log(`catchup: round ${n}: castlog, a fresh projection (${schema}) from offset 0`);
+          const before = await tableWrites(pool, schema, 0);
+          const caught = await catchUp(runtime, schema, events, stages, log);
+          log(
+            `catchup: round ${n}: applied in ${caught.seconds.toFixed(1)} s (${Math.round(caught.eventsPerS)} events/s, ` +
+              `node CPU ${Math.round(caught.nodeCpuShare * 100)}% of one core)`,
+          );
+          if (n === 1) {
+            footprint = rowsPerEvent(before, await tableWrites(pool, schema), events);
+            sizes = await resultingRows(pool, schema);
+          }
+          return {
+            seconds: round(caught.seconds, 2),
+            group_join_s: round(caught.joinSeconds, 2),
+            node_cpu_share: round(caught.nodeCpuShare, 2),
+            events_per_s: round(caught.eventsPerS, 1),
+            batches: caught.batches,
+            mean_batch_events: round(caught.meanBatch, 1),
+            batch_latency: caught.batchLatency,
+          };
+        } finally {
+          if (n !== 1) await dropSchema(pool, schema);
+        }
+      },
+      { castlogFirst: true },
     );
-    const [sizes] = await runtime.database.dataSource.query(
-      `SELECT (SELECT count(*) FROM ${quoteIdent(runtime.database.schema)}.subscriptions)::int AS subscriptions,
-              (SELECT count(*) FROM ${quoteIdent(runtime.database.schema)}.subscription_guids)::int AS guids,
-              (SELECT count(*) FROM ${quoteIdent(runtime.database.schema)}.request_outcomes)::int AS outcomes`,
+    const castlogRounds = rounds.map((r) => r.castlog as CatchupRound);
+    const baselineRounds = rounds.map((r) => r.baseline as BaselineRound);
+    const roundRatios = rounds.map((r) =>
+      ratio((r.castlog as CatchupRound).events_per_s, (r.baseline as BaselineRound).events_per_s_equivalent),
     );
-    const bulk = await bulkBaseline(database.url, runtime.database.schema, log);
-    const baselineEventsPerS = events / bulk.seconds;
-    const rateRatio = ratio(caught.eventsPerS, baselineEventsPerS);
-    log(`catchup: baseline wrote ${bulk.rows} rows in ${bulk.seconds.toFixed(1)} s; ratio ${rateRatio}`);
+    const rateRatio = spreadOf(roundRatios);
+    const castlogRate = spreadOf(
+      castlogRounds.map((r) => r.events_per_s),
+      1,
+    );
+    const baselineRate = spreadOf(
+      baselineRounds.map((r) => r.events_per_s_equivalent),
+      1,
+    );
+    const batchP99 = spreadOf(castlogRounds.map((r) => r.batch_latency.p99_ms));
+    const statementP99 = spreadOf(baselineRounds.map((r) => r.statement_latency.p99_ms));
+    log(`catchup: ratio ${formatSpread(rateRatio)}, by round ${roundRatios.join(', ')}`);
+    const batchesInAll = castlogRounds.reduce((sum, r) => sum + r.batches, 0);
     const profile = stages
       ? Object.fromEntries(
           Object.entries(stages.ms)
             .sort((a, b) => b[1] - a[1])
             .map(([stage, ms]) => [
               stage,
-              { total_s: round(ms / 1000), ms_per_batch: round(ms / caught.batches, 2) },
+              { total_s: round(ms / 1000), ms_per_batch: round(ms / batchesInAll, 2) },
             ]),
         )
       : undefined;
+    const target = targetOf('catchup.throughput');
     const rows: SummaryRow[] = [
       {
         scenario: 'catchup',
         metric: `${events.toLocaleString('en-US')} events from offset 0`,
         unit: 'events/s',
-        measured: round(caught.eventsPerS, 1),
-        baseline: round(baselineEventsPerS, 1),
-        ratio: rateRatio,
-        target: '≥ 0.5',
-        met: rateRatio >= 0.5,
+        measured: castlogRate.median,
+        baseline: baselineRate.median,
+        ratio: rateRatio.median,
+        ratio_rounds: rateRatio,
+        target: target.text,
+        // The target is for 1,000,000 events: a smaller log is shown, not judged.
+        ...(events === 1_000_000 ? { met: target.met(rateRatio.median) } : {}),
       },
       {
         scenario: 'catchup',
         metric: `p99 of one batch (≤ ${config.PROJECTOR_BATCH_SIZE} events) / one ${BULK_ROWS}-row statement`,
         unit: 'ms',
-        measured: caught.batchLatency.p99_ms,
-        baseline: bulk.statementLatency.p99_ms,
+        measured: batchP99.median,
+        baseline: statementP99.median,
         // Different units of work: shown, not compared.
         ratio: Number.NaN,
       },
@@ -377,45 +486,60 @@ export async function catchupScenario(
       name: 'catchup',
       result: {
         description:
-          'N events appended to a fresh topic; a fresh projection schema applies them from offset 0 through the ' +
+          'N events appended to a fresh topic; in each castlog round a fresh projection schema applies them from offset 0 through the ' +
           "projector's consume loop (batches of PROJECTOR_BATCH_SIZE, every partition at once, batches that arrive together in one transaction, up to 4 transactions in flight). " +
-          'Baseline: the resulting rows of every projected table written into an empty copy of the schema with raw ' +
-          'INSERT … SELECT FROM unnest … ON CONFLICT, 4 statements at a time.',
+          "Baseline: the rows of the first round's schema (every projected table) written into an empty copy of the schema with raw " +
+          'INSERT … SELECT FROM unnest … ON CONFLICT, 4 statements at a time; its input is read and laid out before the clock runs, ' +
+          'so only the upsert is timed. Rounds alternate C B, B C, …; figures are medians of the rounds with min and max.',
         settings: {
           events,
+          rounds: options.rounds,
           users: Math.max(200, Math.round(events / 50)),
           mix: filled.counts,
           kafka_partitions: config.KAFKA_PARTITIONS,
           projector_batch_size: config.PROJECTOR_BATCH_SIZE,
           baseline_rows_per_statement: BULK_ROWS,
           baseline_writers: BULK_WRITERS,
+          baseline_pages_read_ahead: PAGES_PER_CHUNK,
           instrumented: options.profile,
         },
         append: { seconds: round(filled.seconds, 2), events_per_s: round(filled.eventsPerS, 1) },
         measured: {
-          seconds: round(caught.seconds, 2),
-          group_join_s: round(caught.joinSeconds, 2),
-          node_cpu_share: round(caught.nodeCpuShare, 2),
-          events_per_s: round(caught.eventsPerS, 1),
-          batches: caught.batches,
-          mean_batch_events: round(caught.meanBatch, 1),
-          batch_latency: caught.batchLatency,
+          events_per_s: castlogRate,
+          seconds: spreadOf(
+            castlogRounds.map((r) => r.seconds),
+            2,
+          ),
+          batch_p99_ms: batchP99,
           resulting_rows: sizes,
         },
         baseline: {
-          seconds: round(bulk.seconds, 2),
-          rows: bulk.rows,
-          events_per_s_equivalent: round(baselineEventsPerS, 1),
-          statement_latency: bulk.statementLatency,
+          events_per_s_equivalent: baselineRate,
+          seconds: spreadOf(
+            baselineRounds.map((r) => r.seconds),
+            2,
+          ),
+          statement_p99_ms: statementP99,
         },
-        throughput_ratio_vs_baseline: rateRatio,
-        targets: { throughput_ratio_min: 0.5, throughput_met: rateRatio >= 0.5 },
+        rounds,
+        throughput_ratio: rateRatio,
+        throughput_ratio_by_round: roundRatios,
+        throughput_ratio_vs_baseline: rateRatio.median,
+        footprint: {
+          description:
+            "Rows written to the read model by the first round's catch-up (pg_stat_user_tables: inserted + updated + deleted) " +
+            "per event, and the events' bytes in the log (key, JSON value and headers as sent; the topic's segment files " +
+            'on disk where the broker runs here).',
+          ...footprint,
+          log_bytes_per_event: round(filled.messageBytes / events, 1),
+          log_disk_bytes_per_event: diskBytes === undefined ? null : round(diskBytes / events, 1),
+        },
         ...(profile ? { profile_by_stage: profile } : {}),
       },
       rows,
       chart: {
         title: 'catchup: a fresh projection from offset 0',
-        subtitle: `${events.toLocaleString('en-US')} events (${filled.counts.items.toLocaleString('en-US')} POSTed items), 12 partitions, Kafka → PostgreSQL`,
+        subtitle: `${events.toLocaleString('en-US')} events (${filled.counts.items.toLocaleString('en-US')} POSTed items), 12 partitions, Kafka → PostgreSQL; medians of ${options.rounds} rounds`,
         panels: [
           {
             title: 'throughput',
@@ -424,21 +548,18 @@ export async function catchupScenario(
               {
                 label: 'events applied per second',
                 bars: [
-                  { series: 'castlog', value: caught.eventsPerS },
-                  { series: 'baseline (raw bulk upsert)', value: baselineEventsPerS },
+                  { series: 'castlog', value: castlogRate.median },
+                  { series: 'baseline (raw bulk upsert)', value: baselineRate.median },
                 ],
               },
             ],
           },
           {
-            title: 'latency per batch / statement',
-            unit: 'ms',
-            groups: (['p50_ms', 'p95_ms', 'p99_ms'] as const).map((key) => ({
-              label: key.replace('_ms', ''),
-              bars: [
-                { series: 'castlog', value: caught.batchLatency[key] },
-                { series: 'baseline (raw bulk upsert)', value: bulk.statementLatency[key] },
-              ],
+            title: 'throughput ratio by round',
+            unit: 'castlog / baseline',
+            groups: roundRatios.map((value, i) => ({
+              label: `round ${i + 1}`,
+              bars: [{ series: 'castlog', value }],
             })),
           },
         ],
@@ -448,9 +569,9 @@ export async function catchupScenario(
       outcome,
       fixture: {
         runtime,
-        liveSchema: runtime.database.schema,
+        liveSchema,
         events,
-        catchupEventsPerS: caught.eventsPerS,
+        catchupEventsPerS: castlogRate.median,
         close,
       },
     };
@@ -458,4 +579,15 @@ export async function catchupScenario(
     await close();
     throw error;
   }
+}
+
+async function resultingRows(pool: Pool, schema: string): Promise<Record<string, number>> {
+  const s = quoteIdent(schema);
+  const { rows } = await pool.query<Record<string, number>>(
+    `SELECT (SELECT count(*) FROM ${s}.subscriptions)::int AS subscriptions,
+            (SELECT count(*) FROM ${s}.subscription_guids)::int AS guids,
+            (SELECT count(*) FROM ${s}.subscription_feed_urls)::int AS feed_urls,
+            (SELECT count(*) FROM ${s}.request_outcomes)::int AS outcomes`,
+  );
+  return rows[0] ?? {};
 }
