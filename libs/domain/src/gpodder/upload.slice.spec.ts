@@ -54,9 +54,13 @@ describe('added URLs are POST items', () => {
         expect(s.byFeedUrl.get(normalizeFeedUrl(A))).toBe(candidateFor(A));
       }));
 
-  it('a URL that matches a feed after normalising lands on it, keeps its spelling and reports it', () =>
+  it('a URL that matches an unsubscribed feed after normalising resubscribes it, keeps its spelling and reports it', () =>
     spec
-      .given(phone, at(T2, addRequested([{ feed_url: A, guid: G1 }])))
+      .given(
+        phone,
+        at(T2, addRequested([{ feed_url: A, guid: G1 }])),
+        at(T2, updateRequested(G1, { is_subscribed: false })),
+      )
       .when(at(T3, uploadRequested('phone', { add: [A_SPELT] })))
       .thenOutcome(uploaded([[A_SPELT, A]], T3))
       .thenState((s) => {
@@ -132,12 +136,26 @@ describe('added URLs are POST items', () => {
       .thenOutcome(uploaded([[A_SPELT, A]], T2))
       .thenState((s) => s.subscriptions.size === 2));
 
-  it('an added URL already subscribed in the same spelling is subscribed again now, and not reported', () =>
+  it('an added URL of a feed subscribed already changes nothing: no change, the clock stays', () =>
     spec
       .given(phone, at(T2, addRequested([{ feed_url: A, guid: G1 }])))
       .when(at(T3, uploadRequested('phone', { add: [A] })))
-      .thenOutcome(uploaded([], T3))
-      .thenState((s) => resolved(s, G1).subscriptionChanged === T3));
+      .thenOutcome(uploaded([], T2))
+      .thenNoChanges());
+
+  it('nor does one in another spelling, which is reported [sent, stored]', () =>
+    spec
+      .given(phone, at(T2, addRequested([{ feed_url: A, guid: G1 }])))
+      .when(at(T3, uploadRequested('phone', { add: [A_SPELT] })))
+      .thenOutcome(uploaded([[A_SPELT, A]], T2))
+      .thenNoChanges());
+
+  it('an added URL of a subscribed feed whose deletion is pending reinstates it, as a POST does', () =>
+    spec
+      .given(phone, at(T2, addRequested([{ feed_url: A, guid: G1 }])), at(T3, deletionRequested(G1)))
+      .when(at(T4, uploadRequested('phone', { add: [A] })))
+      .thenOutcome(uploaded([], T4))
+      .thenState((s) => resolved(s, G1).deletionId === null && resolved(s, G1).subscriptionChanged === T4));
 });
 
 describe('refused URLs are reported [sent, ""] and change nothing', () => {
@@ -238,6 +256,13 @@ describe('removed URLs unsubscribe', () => {
       .thenOutcome(uploaded([], T4))
       .thenNoChanges());
 
+  it("an older URL of a feed the same upload adds does not unsubscribe it: the add's alias", () =>
+    spec
+      .given(...subscribed, at(T3, updateRequested(G1, { new_feed_url: B })))
+      .when(at(T4, uploadRequested('phone', { add: [B], remove: [A] })))
+      .thenOutcome(uploaded([], T3))
+      .thenNoChanges());
+
   it('adds and removes of one upload apply together', () =>
     spec
       .given(...subscribed)
@@ -283,8 +308,9 @@ describe('a replacing upload (simple-API PUT)', () => {
         const saved = decision.changes.flatMap((c) =>
           c.kind === 'SubscriptionSaved' ? [c.subscription.id] : [],
         );
-        expect(saved.sort()).toEqual([G1, G2, G3, candidateFor('https://new.example/rss')].sort());
-        expect(resolved(after, G1)).toMatchObject({ isSubscribed: true, subscriptionChanged: T3 });
+        expect(saved.sort()).toEqual([G2, G3, candidateFor('https://new.example/rss')].sort());
+        // A is held subscribed already: named again, it is left as it was.
+        expect(resolved(after, G1)).toMatchObject({ isSubscribed: true, subscriptionChanged: T2 });
         expect(resolved(after, G2)).toMatchObject({ isSubscribed: false, subscriptionChanged: T3 });
         expect(resolved(after, G3)).toMatchObject({ isSubscribed: false, subscriptionChanged: T3 });
         expect(resolved(after, candidateFor('https://new.example/rss')).isSubscribed).toBe(true);

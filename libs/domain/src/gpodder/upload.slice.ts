@@ -1,10 +1,10 @@
-import { GpodderUploadRequested, Guid } from '../events/log-event';
+import { AddItem, GpodderUploadRequested, Guid } from '../events/log-event';
 import { Instant } from '../time';
 import { decideItem } from '../subscriptions/add.slice';
 import { Change } from '../subscriptions/change';
 import { DecisionOf, finish, saved } from '../subscriptions/decision';
 import { Draft } from '../subscriptions/evolve';
-import { checkFeedUrl } from '../subscriptions/feed-url';
+import { checkFeedUrl, normalizeFeedUrl } from '../subscriptions/feed-url';
 import { requireSubscription, resolveFeedUrl } from '../subscriptions/resolve';
 import { Subscription, UserSubscriptions } from '../subscriptions/subscription';
 import { deviceUsed } from './device';
@@ -23,6 +23,22 @@ export const conflictingUrl = (add: readonly unknown[], remove: readonly unknown
   return both === undefined ? undefined : checkFeedUrl(both).feedUrl;
 };
 
+/** The subscription an added URL (without a guid) names when the user holds it subscribed under
+ * that URL (in any spelling), with no deletion attached: adding it again has nothing to do. */
+const heldSubscribed = (state: UserSubscriptions, item: AddItem): Subscription | undefined => {
+  if (item.guid !== undefined && item.guid !== null) return undefined;
+  const checked = checkFeedUrl(item.feedUrl);
+  if (!checked.ok) return undefined;
+  const match = resolveFeedUrl(state, checked.normalized);
+  const held =
+    match !== undefined &&
+    match.isSubscribed &&
+    match.deleted === null &&
+    match.deletionId === null &&
+    normalizeFeedUrl(match.feedUrl) === checked.normalized;
+  return held ? match : undefined;
+};
+
 const unsubscribed = (subscription: Subscription, now: Instant): Change =>
   saved({ ...subscription, isSubscribed: false, subscriptionChanged: now });
 
@@ -39,10 +55,18 @@ export const decideUpload = (
   };
   apply(deviceUsed(state, event.deviceId));
 
-  // Each added URL is a POST item: matched, reinstated or created, with the OPA rules.
+  // Each added URL is a POST item: matched, reinstated or created, with the OPA rules. Decision:
+  // a URL of a feed the user holds subscribed already changes nothing. gpodder.net clients upload
+  // their whole set again (a simple-API PUT always does), and a change there would show every feed
+  // to every device again.
   const updateUrls = new Map<string, string>();
   const landed: [sent: string, subscriptionId: Guid][] = [];
   for (const item of event.add) {
+    const held = heldSubscribed(draft.state, item);
+    if (held !== undefined) {
+      landed.push([checkFeedUrl(item.feedUrl).feedUrl, held.id]);
+      continue;
+    }
     const decided = decideItem(draft.state, item, now);
     if (decided.kind === 'failed') {
       updateUrls.set(decided.item.feedUrl, '');
@@ -62,6 +86,9 @@ export const decideUpload = (
     }
     const match = resolveFeedUrl(draft.state, checked.normalized);
     if (match === undefined || match.deleted !== null) continue;
+    // Decision: an older URL of a feed this upload adds does not take it away again; only the same
+    // URL in both lists is refused (conflictingUrl), and an alias is read as the add's.
+    if (kept.has(match.id)) continue;
     if (match.feedUrl !== checked.feedUrl) updateUrls.set(checked.feedUrl, match.feedUrl);
     if (match.isSubscribed) apply([unsubscribed(match, now)]);
   }
