@@ -14,6 +14,17 @@ export function parseDuration(text: string): number {
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
+/** An on/off switch: true/false, on/off, yes/no or 1/0, in any case. */
+const onOff = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine(
+    (text) => /^(true|false|on|off|yes|no|1|0)$/.test(text),
+    'must be on or off (true/false, yes/no, 1/0)',
+  )
+  .transform((text) => /^(true|on|yes|1)$/.test(text));
+
 /** Every setting, its default and its check. The README's configuration table documents each one. */
 export const configSchema = z.object({
   PORT: int(0, 65535).default(3000),
@@ -49,6 +60,9 @@ export const configSchema = z.object({
   CLI_TOKEN_TTL: duration.default('365d'),
   TOKEN_CACHE_TTL: duration.default('60s'),
   SHUTDOWN_TIMEOUT: duration.default('15s'),
+  /** The gpodder.net API (`/api/2/...` and the simple API's `/subscriptions/...`); when off its
+   * routes are absent (404) and `/v1/capabilities` does not list it. */
+  GPODDER_API: onOff.default('on'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,18 @@
+import { ConfigError, loadConfig } from './config';
+
+describe('GPODDER_API', () => {
+  it('is on by default', () => expect(loadConfig({}).GPODDER_API).toBe(true));
+
+  it('reads true/false, on/off, yes/no and 1/0 in any case, around spaces', () => {
+    const read = (value: string) => loadConfig({ GPODDER_API: value }).GPODDER_API;
+    expect(['true', 'ON', 'Yes', ' 1 '].map(read)).toEqual([true, true, true, true]);
+    expect(['false', 'off', 'NO', '0'].map(read)).toEqual([false, false, false, false]);
+  });
+
+  it('refuses anything else, naming the setting', () => {
+    for (const value of ['maybe', '', '2', 'enabled']) {
+      expect(() => loadConfig({ GPODDER_API: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ GPODDER_API: value })).toThrow(/GPODDER_API: must be on or off/);
+    }
+  });
+});
