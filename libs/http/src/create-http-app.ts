@@ -5,7 +5,7 @@ import { Metrics, PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { FastifyError, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { ValidationFailed } from './errors';
@@ -15,8 +15,13 @@ import {
   answerUnmetExpectation,
   ErrorBodyFilter,
 } from './error-body.filter';
+import { routeOptionsOf } from './route-options';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The media type a `textBody` route's request is parsed as: its own Content-Type is set aside
+ * (see `readTextBodies`). */
+const TEXT_BODY_TYPE = 'application/x-castlog-text-body';
 
 /** Describes the served OpenAPI document: title, description, version, security schemes. */
 export type OpenApiDocument = (builder: DocumentBuilder) => DocumentBuilder;
@@ -61,6 +66,7 @@ export async function createHttpApp(
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
       throw new ValidationFailed('the Host header is missing');
   });
+  readTextBodies(fastify);
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -72,6 +78,21 @@ export async function createHttpApp(
   });
   if (options.openApi) setUpOpenApi(app, options.openApi);
   return app;
+}
+
+/** Routes with the `textBody` option (CastlogRoute) get their body as UTF-8 text whatever the
+ * request's Content-Type, including none, a malformed one, or JSON that does not parse: gpodder.net
+ * clients label bodies loosely (mygpoclient sends JSON as application/x-www-form-urlencoded,
+ * AntennaPod text as `plain/text`, an empty body as JSON). The route's Content-Type is replaced by
+ * TEXT_BODY_TYPE before Fastify picks a parser; every other route keeps Fastify's and Nest's parsing
+ * (and its refusals) unchanged. The body limit applies as everywhere. */
+function readTextBodies(fastify: FastifyInstance): void {
+  fastify.addContentTypeParser(TEXT_BODY_TYPE, { parseAs: 'string' }, (_request, body, done) =>
+    done(null, body),
+  );
+  fastify.addHook('onRequest', async (request) => {
+    if (routeOptionsOf(request).textBody === true) request.headers['content-type'] = TEXT_BODY_TYPE;
+  });
 }
 
 /** Serves the document of `app`'s routes at `/docs` (Swagger UI) and `/openapi.json`. */

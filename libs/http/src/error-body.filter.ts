@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
 import { Duplex } from 'node:stream';
 import { ERROR_MESSAGES, errorBody, Unavailable, ValidationFailed } from './errors';
+import { routeOptionsOf } from './route-options';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="castlog", Basic realm="castlog", charset="UTF-8"';
 
@@ -15,11 +16,13 @@ interface FrameworkError {
 }
 
 /** Maps any error to the contract's body `{code, message}`; never a stack trace. Statuses the
- * contract does not name (400, 415, 422) mean input that fails validation: 405. A dependency out
- * of reach (PostgreSQL or Kafka refused or dropped the connection) is 503 with Retry-After. */
+ * contract does not name (400, 415, 422) mean input that fails validation: 405, or
+ * `invalidInputStatus` where the route asks for another (gpodder.net's 400). A dependency out of
+ * reach (PostgreSQL or Kafka refused or dropped the connection) is 503 with Retry-After. */
 export function toErrorResponse(
   error: unknown,
   retryAfterSeconds: number,
+  invalidInputStatus: 400 | 405 = 405,
 ): { status: number; body: { code: string; message: string }; headers: Record<string, string> } {
   if (!(error instanceof HttpException) && isUnavailableError(error))
     return toErrorResponse(
@@ -55,6 +58,10 @@ export function toErrorResponse(
     status = 405;
     body = errorBody(405);
   }
+  if (status === 405 && invalidInputStatus !== 405) {
+    status = invalidInputStatus;
+    body = { code: String(status), message: body.message };
+  }
   if (status === 401) headers['www-authenticate'] = WWW_AUTHENTICATE;
   if ((status === 503 || status === 429) && !headers['retry-after'])
     headers['retry-after'] = String(retryAfterSeconds);
@@ -69,7 +76,11 @@ export class ErrorBodyFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const { status, body, headers } = toErrorResponse(error, this.retryAfterSeconds);
+    const { status, body, headers } = toErrorResponse(
+      error,
+      this.retryAfterSeconds,
+      routeOptionsOf(reply.request).invalidInputStatus,
+    );
     if (status === 503 && !(error instanceof HttpException))
       this.logger.warn(`answered 503: ${messageOf(error)}`);
     else if (status >= 500)
