@@ -1,14 +1,21 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { AppendService } from './append/append.service';
 import { AuthModule } from './auth/auth.module';
 import { DeletionsController } from './deletions/deletions.controller';
+import { GpodderModule } from './gpodder/gpodder.module';
 import { SubscriptionsController } from './subscriptions/subscriptions.controller';
 import { VersionsController } from './versions/versions.controller';
 
-/** The HTTP API. Expects RuntimeModule (config, database, event log). */
+/** The write path (append, then wait until the projection applied it): one per application, shared
+ * by the /v1 controllers and the gpodder.net face. */
+@Global()
+@Module({ providers: [AppendService], exports: [AppendService] })
+export class AppendModule {}
+
+/** The HTTP API: the Open Podcast API (/v1) and the gpodder.net face (GpodderModule, on unless
+ * GPODDER_API is off). Expects RuntimeModule (config, database, event log). */
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, AppendModule, GpodderModule],
   controllers: [SubscriptionsController, DeletionsController, VersionsController],
-  providers: [AppendService],
 })
 export class ApiModule {}

@@ -1,4 +1,5 @@
-import { Controller, Get } from '@nestjs/common';
+import { CONFIG, Config } from '@castlog/config';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 
 export class VersionsBody {
@@ -14,7 +15,7 @@ export class CapabilitiesBody {
   @ApiProperty({
     description:
       'The optional features this server has enabled, each an object of its settings; a feature that is off is absent',
-    example: {},
+    example: { gpodder_api: { version: 2 } },
     type: 'object',
     additionalProperties: { type: 'object' },
   })
@@ -22,11 +23,14 @@ export class CapabilitiesBody {
 }
 
 /** The versioning pages of the Open Podcast API: which versions castlog serves and which optional
- * features it has on (none of the specification's optional features yet). No credentials: a
+ * features it has on: none of the specification's optional features yet, and castlog's own
+ * gpodder.net face as `gpodder_api` (`{"version": 2}`) while GPODDER_API is on. No credentials: a
  * client asks before it logs in. An unknown major version (`/v2/capabilities`) has no route: 404. */
 @ApiTags('versions')
 @Controller('v1')
 export class VersionsController {
+  constructor(@Inject(CONFIG) private readonly config: Config) {}
+
   @Get('versions')
   @ApiOperation({ summary: 'The API versions this server supports' })
   @ApiOkResponse({ type: VersionsBody })
@@ -38,6 +42,6 @@ export class VersionsController {
   @ApiOperation({ summary: 'The optional features this server has enabled, with their settings' })
   @ApiOkResponse({ type: CapabilitiesBody })
   capabilities(): CapabilitiesBody {
-    return { capabilities: {} };
+    return { capabilities: this.config.GPODDER_API ? { gpodder_api: { version: 2 } } : {} };
   }
 }

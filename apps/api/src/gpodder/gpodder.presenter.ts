@@ -1,0 +1,199 @@
+import { DEVICE_TYPES, EPISODE_ACTION_KINDS, toUnixSeconds, UploadedOutcome } from '@castlog/domain';
+import { EpisodeActionView } from '@castlog/read-model';
+import { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+
+// The gpodder.net face's answers and their OpenAPI schemas. Timestamps of subscriptions and
+// uploads are whole Unix seconds (`toUnixSeconds` of the user's clock); an episode action's own
+// timestamp is `YYYY-MM-DDTHH:MM:SS` in UTC, as gpodder.net writes them.
+
+const urls = (description: string): SchemaObject => ({
+  type: 'array',
+  items: { type: 'string' },
+  description,
+});
+const unixSeconds = (description: string): SchemaObject => ({
+  type: 'integer',
+  minimum: 0,
+  description,
+  example: 1_677_160_800,
+});
+const TIMESTAMP_DESCRIPTION =
+  'Unix seconds of the last change; send it back as `since` (inclusive) to get what changed from then on';
+
+export const DEVICES_SCHEMA: SchemaObject = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['id', 'caption', 'type', 'subscriptions'],
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', example: 'phone' },
+      caption: { type: 'string', example: 'My phone' },
+      type: { type: 'string', enum: [...DEVICE_TYPES] },
+      subscriptions: {
+        type: 'integer',
+        minimum: 0,
+        description: 'The feeds the user is subscribed to: every device shares the one set',
+      },
+    },
+  },
+};
+
+export const DEVICE_UPDATE_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    caption: { type: 'string', example: 'My phone' },
+    type: { type: 'string', enum: [...DEVICE_TYPES] },
+  },
+};
+
+export const UPLOAD_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    add: urls('Feed URLs to subscribe to'),
+    remove: urls('Feed URLs to unsubscribe from; none may also be in add'),
+  },
+  example: { add: ['https://example.com/feed.xml'], remove: [] },
+};
+
+export const UPLOAD_RESULT_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['timestamp', 'update_urls'],
+  additionalProperties: false,
+  properties: {
+    timestamp: unixSeconds(TIMESTAMP_DESCRIPTION),
+    update_urls: {
+      type: 'array',
+      description:
+        '`[sent, stored]` for each URL the client should rewrite: stored in another spelling, or `""` when refused',
+      items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 },
+    },
+  },
+};
+
+export const SUBSCRIPTION_CHANGES_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['add', 'remove', 'timestamp'],
+  additionalProperties: false,
+  properties: {
+    add: urls('Subscribed now, changed at or after since'),
+    remove: urls('Unsubscribed or deleted, changed at or after since'),
+    timestamp: unixSeconds(TIMESTAMP_DESCRIPTION),
+  },
+};
+
+export const SYNC_STATUS_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['synchronized', 'not-synchronized'],
+  additionalProperties: false,
+  properties: {
+    synchronized: {
+      type: 'array',
+      description: "One group of all the user's devices (none while the user has no device)",
+      items: { type: 'array', items: { type: 'string' } },
+      maxItems: 1,
+    },
+    'not-synchronized': { type: 'array', items: { type: 'string' }, maxItems: 0 },
+  },
+};
+
+export const SYNC_REQUEST_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    synchronize: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
+    'stop-synchronize': { type: 'array', items: { type: 'string' } },
+  },
+};
+
+const ACTION_PROPERTIES: Record<string, SchemaObject> = {
+  podcast: { type: 'string', minLength: 1, description: 'The feed URL' },
+  episode: { type: 'string', minLength: 1, description: 'The media URL' },
+  action: { type: 'string', enum: [...EPISODE_ACTION_KINDS] },
+  device: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
+  guid: { type: 'string' },
+  started: { type: 'integer', minimum: 0, description: 'play only: seconds' },
+  position: { type: 'integer', minimum: 0, description: 'play only: seconds' },
+  total: { type: 'integer', minimum: 0, description: 'play only: seconds' },
+};
+
+export const EPISODE_ACTIONS_UPLOAD_SCHEMA: SchemaObject = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['podcast', 'episode', 'action'],
+    properties: {
+      ...ACTION_PROPERTIES,
+      action: {
+        type: 'string',
+        description: 'download, play, delete or new, in any case',
+        example: 'play',
+      },
+      timestamp: {
+        type: 'string',
+        description: 'When the action happened: `YYYY-MM-DDTHH:MM:SS` (UTC), or any RFC 3339 date-time',
+        example: '2023-02-23T14:00:00',
+      },
+    },
+  },
+};
+
+export const EPISODE_ACTIONS_RESULT_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['timestamp', 'update_urls'],
+  additionalProperties: false,
+  properties: {
+    timestamp: unixSeconds(TIMESTAMP_DESCRIPTION),
+    update_urls: { type: 'array', maxItems: 0, items: { type: 'array', items: { type: 'string' } } },
+  },
+};
+
+export const EPISODE_ACTIONS_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['actions', 'timestamp'],
+  additionalProperties: false,
+  properties: {
+    actions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['podcast', 'episode', 'action', 'timestamp'],
+        additionalProperties: false,
+        properties: {
+          ...ACTION_PROPERTIES,
+          timestamp: {
+            type: 'string',
+            pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$',
+            description: 'When the action happened, UTC',
+          },
+        },
+      },
+    },
+    timestamp: unixSeconds(TIMESTAMP_DESCRIPTION),
+  },
+};
+
+export const SIMPLE_LIST_SCHEMA: SchemaObject = urls('The subscribed feed URLs');
+
+export interface UploadResultBody {
+  readonly timestamp: number;
+  readonly update_urls: readonly (readonly [string, string])[];
+}
+
+export const presentUpload = (outcome: UploadedOutcome): UploadResultBody => ({
+  timestamp: toUnixSeconds(outcome.clock),
+  update_urls: outcome.updateUrls,
+});
+
+export type EpisodeActionBody = Partial<Record<keyof EpisodeActionView, string | number>>;
+
+/** An action with the fields it has: podcast, episode, action and timestamp always. */
+export function presentEpisodeAction(action: EpisodeActionView): EpisodeActionBody {
+  const body: EpisodeActionBody = {};
+  for (const [key, value] of Object.entries(action) as [keyof EpisodeActionView, unknown][]) {
+    if (typeof value === 'string' || typeof value === 'number') body[key] = value;
+  }
+  return body;
+}
+
+/** The simple API's text format: one URL per line, each line ending with a newline. */
+export const toUrlLines = (list: readonly string[]): string => list.map((url) => `${url}\n`).join('');
