@@ -257,8 +257,9 @@ export function renderHistory(runs: readonly Run[]): string {
     '_Written by `npm run bench -- --history` (and after every full run) from every `bench/results/*.json`, ' +
       'including the earlier versions of a file in git; short runs (`-short`, `--quick`) are left out. ' +
       'Each figure is the median of its rounds, with the lowest and highest round in brackets; a figure that misses ' +
-      'its target is in bold. Method 1: runs before the median-of-rounds method (a ratio of totals over 3 rounds for ' +
-      'the write phases, one measurement for the others, the catch-up baseline reading its input while timed). ' +
+      'its target is in bold. Method 1: runs before the median-of-rounds method (the write phases as one ratio of ' +
+      'totals, over 3 alternating rounds from 2026-11-24 on and one measurement before; one measurement for the ' +
+      'other scenarios; the catch-up baseline reading its input while timed). ' +
       'In the charts, the bars are the figure of each run and the line is the target._',
     '',
     header,
