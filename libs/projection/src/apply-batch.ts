@@ -85,15 +85,7 @@ export async function applyInTransaction(
 
   const keys = keysOf(records.map((record) => record.value));
   const users = [...keys.users].sort();
-  // Lock the users' clocks (the deletion saga takes the same lock), creating the missing ones, and
-  // read them: an upsert that changes nothing locks and answers every row in one round trip.
-  const clockRows = await sql.query<{ user_id: string; last_instant: string }>(
-    `INSERT INTO ${s}.user_clocks (user_id, last_instant) SELECT unnest($1::text[]), 0
-     ON CONFLICT (user_id) DO UPDATE SET last_instant = ${s}.user_clocks.last_instant
-     RETURNING user_id, last_instant`,
-    [users],
-  );
-  const clocks = new Map(clockRows.map((row) => [row.user_id, Number(row.last_instant)]));
+  const clocks = await lockClocks(sql, s, users);
   const states = await loadStates(sql, schema, keys, clocks);
   // Each user's state through the batch: one draft per user, each decision's changes applied to it.
   const drafts = new Map([...states].map(([userId, state]) => [userId, new Draft(state)]));
@@ -164,6 +156,35 @@ export const batchTransactions = (
     maxInFlight: PARALLEL_TRANSACTIONS,
     gatherTurn: true,
   });
+
+/** Locks the users' clock rows (the deletion saga takes the same lock) and reads them, creating the
+ * missing ones. Users seen before cost one `SELECT … FOR UPDATE`, which writes nothing: the clock
+ * row is written once per batch, by the batch's own `ClockAdvanced`. */
+async function lockClocks(sql: Sql, s: string, users: readonly string[]): Promise<Map<string, number>> {
+  type ClockRow = { user_id: string; last_instant: string };
+  const lock = (ids: readonly string[]) =>
+    sql.query<ClockRow>(
+      `SELECT user_id, last_instant FROM ${s}.user_clocks WHERE user_id = ANY($1::text[])
+        ORDER BY user_id FOR UPDATE`,
+      [ids],
+    );
+  const clocks = new Map((await lock(users)).map((row) => [row.user_id, Number(row.last_instant)]));
+  const missing = users.filter((userId) => !clocks.has(userId));
+  if (missing.length > 0) {
+    // A new row is locked by its insert; one a concurrent transaction inserted first is locked by
+    // the second SELECT (transactions of one projection never share users, so that is a saga).
+    const inserted = await sql.query<ClockRow>(
+      `INSERT INTO ${s}.user_clocks (user_id, last_instant) SELECT unnest($1::text[]), 0
+       ON CONFLICT (user_id) DO NOTHING RETURNING user_id, last_instant`,
+      [missing],
+    );
+    for (const row of inserted) clocks.set(row.user_id, Number(row.last_instant));
+    const raced = missing.filter((userId) => !clocks.has(userId));
+    if (raced.length > 0)
+      for (const row of await lock(raced)) clocks.set(row.user_id, Number(row.last_instant));
+  }
+  return clocks;
+}
 
 const outcomeRow = (record: LogRecord, instant: number, outcome: OutcomeRow['outcome']): OutcomeRow => ({
   partition: record.partition,
