@@ -1,0 +1,274 @@
+import { parseOpml } from '@castlog/opml';
+import { ApiResponse } from '../support/api-client';
+import { errorBody, feed } from '../support/contract';
+import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
+
+/** castlog's error body with gpodder.net's 400. */
+const INVALID = (detail?: string | RegExp) =>
+  expect.objectContaining({
+    code: '400',
+    message:
+      detail === undefined
+        ? expect.stringMatching(/^Input could not be validated/)
+        : typeof detail === 'string'
+          ? `Input could not be validated: ${detail}`
+          : expect.stringMatching(detail),
+  });
+
+const sorted = (list: readonly string[]) => [...list].sort();
+const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+const opmlOf = (urls: readonly string[]) =>
+  `<?xml version="1.0" encoding="utf-8"?>\n<opml version="2.0"><head><title>export</title></head><body>` +
+  urls.map((url) => `<outline type="rss" text="feed" xmlUrl="${xmlEscape(url)}"/>`).join('') +
+  '</body></opml>';
+
+/** The simple API of one app, for one user. OPML and text answers are read with fetch: the test
+ * client checks JSON answers against /openapi.json, and these are not JSON. */
+function simpleApi(app: CastlogUnderTest, user: TestUser) {
+  const auth = { authorization: `Bearer ${user.token}` };
+  const devicePath = (device: string, format: string) => `/subscriptions/${user.name}/${device}.${format}`;
+  return {
+    devicePath,
+    json: (device?: string) =>
+      app
+        .as(user)
+        .get<string[]>(
+          device === undefined ? `/subscriptions/${user.name}.json` : devicePath(device, 'json'),
+        ),
+    async text(format: 'opml' | 'txt', device?: string) {
+      const path =
+        device === undefined ? `/subscriptions/${user.name}.${format}` : devicePath(device, format);
+      const response = await fetch(new URL(path, app.url), { headers: auth });
+      return {
+        status: response.status,
+        type: response.headers.get('content-type'),
+        text: await response.text(),
+      };
+    },
+    put: (format: string, rawBody: string, contentType: string, device = 'phone') =>
+      app
+        .as(user)
+        .request('PUT', devicePath(device, format), { rawBody, headers: { 'content-type': contentType } }),
+  };
+}
+
+describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|txt}', () => {
+  let app: CastlogUnderTest;
+  let alice: TestUser;
+  let simple: ReturnType<typeof simpleApi>;
+  beforeAll(async () => (app = await startCastlog({ log: 'postgres' })));
+  afterAll(() => app?.close());
+  beforeEach(async () => {
+    alice = await app.freshUser();
+    simple = simpleApi(app, alice);
+  });
+
+  const subscribe = (urls: string[]) =>
+    app.as(alice).post(`/api/2/subscriptions/${alice.name}/laptop.json`, { add: urls, remove: [] });
+  const expect400 = (response: ApiResponse, detail?: string | RegExp) => {
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(INVALID(detail));
+  };
+
+  describe('GET', () => {
+    it('answers the subscribed feeds as a JSON list of strings, for a device and for the user', async () => {
+      const [a, b, c] = [feed('a'), feed('b'), feed('c')];
+      await subscribe([a, b, c]);
+      await app.as(alice).post(`/api/2/subscriptions/${alice.name}/laptop.json`, { add: [], remove: [b] });
+      for (const response of [await simple.json('phone'), await simple.json()]) {
+        expect(response.status).toBe(200);
+        expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(sorted(response.body)).toEqual(sorted([a, c]));
+      }
+    });
+
+    it('answers them as an OPML 2.0 document (text/x-opml) with one outline per feed', async () => {
+      const [a, b] = [feed('a'), `${feed('b')}?x=1&y=<2>`];
+      await subscribe([a, b]);
+      for (const response of [await simple.text('opml', 'phone'), await simple.text('opml')]) {
+        expect(response.status).toBe(200);
+        expect(response.type).toMatch(/^text\/x-opml/);
+        expect(response.text).toMatch(/<opml version="2.0"/);
+        expect(sorted(parseOpml(response.text).feeds.map((f) => f.url))).toEqual(sorted([a, b]));
+      }
+    });
+
+    it('answers them as text/plain, one URL per line', async () => {
+      expect(await simple.text('txt')).toEqual({
+        status: 200,
+        type: expect.stringMatching(/^text\/plain/),
+        text: '',
+      });
+      const [a, b] = [feed('a'), feed('b')];
+      await subscribe([a, b]);
+      const response = await simple.text('txt', 'phone');
+      expect(response.type).toMatch(/^text\/plain/);
+      expect(response.text.endsWith('\n')).toBe(true);
+      expect(sorted(response.text.split('\n').filter((line) => line !== ''))).toEqual(sorted([a, b]));
+    });
+
+    it('answers 404 for a format it does not have', async () => {
+      for (const path of [`/subscriptions/${alice.name}/phone.xml`, `/subscriptions/${alice.name}.html`]) {
+        const response = await app.as(alice).get(path);
+        expect(response.status).toBe(404);
+        expect(response.body).toEqual(errorBody(404, 'Resource not found'));
+      }
+    });
+
+    it('refuses a device id outside the pattern with 400', async () => {
+      expect400(await simple.json('bad%20device'), 'the device id must be 1 to 64 of A-Z a-z 0-9 . _ -');
+    });
+
+    it("answers 401 for another user's path, with the Basic challenge", async () => {
+      const bob = await app.freshUser();
+      for (const path of [`/subscriptions/${bob.name}.json`, `/subscriptions/${bob.name}/phone.json`]) {
+        const response = await app.as(alice).get(path);
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual(errorBody(401, 'User not authorized'));
+        expect(response.headers.get('www-authenticate')).toBe('Basic realm="castlog"');
+      }
+    });
+  });
+
+  describe('PUT: replace the subscribed set', () => {
+    it('subscribes to the list and unsubscribes from the rest, answering an empty 200 once applied', async () => {
+      const [a, b, c] = [feed('a'), feed('b'), feed('c')];
+      await subscribe([a, b]);
+      const since = (await app.as(alice).get(`/api/2/subscriptions/${alice.name}/laptop.json`)).body
+        .timestamp;
+      // AntennaPod's upload: each URL and a newline, labelled `plain/text`
+      const response = await simple.put('txt', `${b}\n${c}\n`, 'plain/text; charset=utf-8');
+      expect(response.status).toBe(200);
+      expect(response.text).toBe('');
+      expect(sorted((await simple.json()).body)).toEqual(sorted([b, c]));
+      // the others learn it as a remove
+      const changes = await app
+        .as(alice)
+        .get(`/api/2/subscriptions/${alice.name}/laptop.json?since=${since}`);
+      expect(changes.body.remove).toEqual([a]);
+      expect(sorted(changes.body.add)).toEqual(sorted([b, c]));
+    });
+
+    it('reads a JSON list, as mygpoclient sends it (labelled form-urlencoded)', async () => {
+      const [a, b] = [feed('a'), feed('b')];
+      await subscribe([a]);
+      const response = await simple.put('json', JSON.stringify([b]), 'application/x-www-form-urlencoded');
+      expect(response.status).toBe(200);
+      expect(response.text).toBe('');
+      expect((await simple.json()).body).toEqual([b]);
+    });
+
+    it('reads an OPML document, whatever it is labelled', async () => {
+      const [a, b, c] = [feed('a'), feed('b'), `${feed('c')}?q=1&r=2`];
+      await subscribe([a]);
+      for (const type of ['text/x-opml', 'text/xml', 'application/octet-stream']) {
+        const response = await simple.put('opml', opmlOf([b, c]), type);
+        expect([type, response.status]).toEqual([type, 200]);
+      }
+      expect(sorted((await simple.json()).body)).toEqual(sorted([b, c]));
+    });
+
+    it('skips blank lines and spaces in text, lands other spellings on the stored feed, skips refused URLs', async () => {
+      const [a, b] = [feed('a'), feed('b')];
+      await subscribe([a]);
+      const spelt = a.replace('https://', 'HTTPS://');
+      const response = await simple.put(
+        'txt',
+        `\r\n  ${spelt}  \r\n\n${b}\nftp://refused.example/rss\nnot a url\n`,
+        'text/plain',
+      );
+      expect(response.status).toBe(200);
+      expect(sorted((await simple.json()).body)).toEqual(sorted([a, b]));
+    });
+
+    it('an empty list unsubscribes from everything', async () => {
+      await subscribe([feed('a'), feed('b')]);
+      for (const [format, body] of [
+        ['txt', ''],
+        ['json', '[]'],
+        ['opml', opmlOf([])],
+      ]) {
+        expect((await simple.put(format!, body!, 'text/plain')).status).toBe(200);
+        expect((await simple.json()).body).toEqual([]);
+      }
+    });
+
+    it('creates the device it names, by that first use', async () => {
+      await simple.put('txt', `${feed()}\n`, 'text/plain', 'bpsync');
+      expect((await app.as(alice).get(`/api/2/devices/${alice.name}.json`)).body).toEqual([
+        { id: 'bpsync', caption: '', type: 'other', subscriptions: 1 },
+      ]);
+    });
+
+    it('refuses a body that is not a list in the format with 400, and changes nothing', async () => {
+      const kept = feed('kept');
+      await subscribe([kept]);
+      expect400(
+        await simple.put('json', '{"urls": []}', 'application/json'),
+        'the body must be a JSON list of URLs',
+      );
+      expect400(await simple.put('json', 'not json', 'application/json'), 'the body is not JSON');
+      expect400(await simple.put('json', '["https://a.example/\\u0000"]', 'application/json'), /U\+0000/);
+      expect400(await simple.put('opml', 'not xml', 'text/x-opml'), /OPML|XML/i);
+      expect400(await simple.put('opml', '<?xml version="1.0"?><rss/>', 'text/x-opml'), /OPML|opml/);
+      expect400(await simple.put('txt', 'https://a.example/\u0000\n', 'text/plain'), /U\+0000/);
+      const tooMany = Array.from({ length: 10_001 }, (_, i) => `https://f${i}.example/`).join('\n');
+      expect400(await simple.put('txt', tooMany, 'text/plain'), 'the list must hold at most 10000 URLs');
+      expect((await simple.json()).body).toEqual([kept]);
+    });
+
+    it('refuses a device id outside the pattern with 400', async () => {
+      expect400(
+        await simple.put('txt', `${feed()}\n`, 'text/plain', 'a:b'),
+        'the device id must be 1 to 64 of A-Z a-z 0-9 . _ -',
+      );
+      expect((await simple.json()).body).toEqual([]);
+    });
+
+    it("answers 401 for another user's path and leaves their list alone", async () => {
+      const bob = await app.freshUser();
+      const mine = feed('bob');
+      await app.as(bob).post(`/api/2/subscriptions/${bob.name}/phone.json`, { add: [mine], remove: [] });
+      const response = await app
+        .as(alice)
+        .request('PUT', `/subscriptions/${bob.name}/phone.txt`, {
+          rawBody: '',
+          headers: { 'content-type': 'text/plain' },
+        });
+      expect(response.status).toBe(401);
+      expect((await app.as(bob).get(`/subscriptions/${bob.name}.json`)).body).toEqual([mine]);
+    });
+
+    it('answers 404 for a format it does not have', async () => {
+      const response = await simple.put('xml', '[]', 'application/json');
+      expect(response.status).toBe(404);
+    });
+  });
+});
+
+// On the Kafka log: a 10,000-feed list is one upload, one event, within the log's message size.
+describe('gpodder.net simple API: a 10,000-URL list', () => {
+  let app: CastlogUnderTest;
+  beforeAll(async () => (app = await startCastlog()));
+  afterAll(() => app?.close());
+
+  it('replaces the set in one text PUT, read back in full in every format', async () => {
+    const alice = await app.freshUser();
+    const simple = simpleApi(app, alice);
+    const urls = Array.from({ length: 10_000 }, (_, i) => `https://feeds${i}.example.com/podcast/rss`);
+    const put = await simple.put('txt', `${urls.join('\n')}\n`, 'text/plain');
+    expect(put.status).toBe(200);
+    expect(put.text).toBe('');
+    const json = await simple.json('phone');
+    expect(json.body).toHaveLength(10_000);
+    expect(sorted(json.body)).toEqual(sorted(urls));
+    const opml = await simple.text('opml');
+    expect(parseOpml(opml.text).feeds).toHaveLength(10_000);
+    const devices = await app.as(alice).get(`/api/2/devices/${alice.name}.json`);
+    expect(devices.body).toEqual([{ id: 'phone', caption: '', type: 'other', subscriptions: 10_000 }]);
+    // a second PUT of half of them unsubscribes the other half, again in one request
+    const half = urls.slice(0, 5_000);
+    expect((await simple.put('txt', half.join('\n'), 'text/plain')).status).toBe(200);
+    expect(sorted((await simple.json()).body)).toEqual(sorted(half));
+  });
+});
