@@ -182,6 +182,13 @@ describe('gpodder.net devices: /api/2/devices and /api/2/sync-devices', () => {
       ]);
     });
 
+    it('answers 400 to a path segment the router cannot read: not percent-decodable, or over 100 characters', async () => {
+      for (const device of ['%zz', '%', 'd'.repeat(101), 'd'.repeat(2000)])
+        expect400(await updateDevice(alice, device, '{}'));
+      expect400(await app.as(alice).get(`/api/2/devices/${alice.name}%zz.json`));
+      expect((await devicesOf(alice)).body).toEqual([]);
+    });
+
     it("answers 401 for another user's path and changes nothing of theirs", async () => {
       const bob = await app.freshUser();
       const response = await app

@@ -15,7 +15,7 @@ import {
   answerUnmetExpectation,
   ErrorBodyFilter,
 } from './error-body.filter';
-import { routeOptionsOf } from './route-options';
+import { InvalidInputStatusByPath, routeOptionsOf } from './route-options';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -40,6 +40,7 @@ export async function createHttpApp(
   logger?: Logger,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
+  const routerErrorStatus = new InvalidInputStatusByPath();
   const adapter = new FastifyAdapter({
     ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -50,8 +51,13 @@ export async function createHttpApp(
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     // The error body for what the router and Node's HTTP parser refuse, too.
-    frameworkErrors: (error: FastifyError, _request: unknown, reply: FastifyReply) =>
-      answerFrameworkError(error, reply, config.RETRY_AFTER_SECONDS),
+    frameworkErrors: (error: FastifyError, request: { url?: string }, reply: FastifyReply) =>
+      answerFrameworkError(
+        error,
+        reply,
+        config.RETRY_AFTER_SECONDS,
+        routerErrorStatus.statusFor(request.url),
+      ),
     clientErrorHandler: answerClientError,
     // Node would answer an HTTP/1.1 request without Host with a bare 400; the hook below answers it.
     http: { requireHostHeader: false },
@@ -67,6 +73,7 @@ export async function createHttpApp(
       throw new ValidationFailed('the Host header is missing');
   });
   readTextBodies(fastify);
+  fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

@@ -94,11 +94,13 @@ export class ErrorBodyFilter implements ExceptionFilter {
 
 /** Fastify's `frameworkErrors`: the router's own errors, answered before any route or filter runs —
  * a path parameter longer than `maxParamLength` (Fastify's 414) or one that does not percent-decode
- * (400). A path guid or deletion id that is not one is a validation failure: 405, error body. */
+ * (400). A path guid or deletion id that is not one is a validation failure: 405, error body (or
+ * `invalidInputStatus`, that of the routes the path belongs to). */
 export function answerFrameworkError(
   error: FastifyError,
   reply: FastifyReply,
   retryAfterSeconds: number,
+  invalidInputStatus: 400 | 405 = 405,
 ): void {
   const detail =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -109,6 +111,7 @@ export function answerFrameworkError(
   const { status, body, headers } = toErrorResponse(
     detail ? new ValidationFailed(detail) : error,
     retryAfterSeconds,
+    invalidInputStatus,
   );
   // No route runs, so neither does the onSend hook that sets the request id.
   void reply

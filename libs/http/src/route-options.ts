@@ -30,9 +30,33 @@ export const CastlogRoute =
     return descriptor;
   };
 
+const optionsOfConfig = (config: unknown): CastlogRouteOptions =>
+  (config as RouteConfigWithOptions | undefined)?.castlog ?? {};
+
 /** The route's options, from the Fastify route config of the request (none outside a route). */
 export function routeOptionsOf(request: unknown): CastlogRouteOptions {
-  const config = (request as { routeOptions?: { config?: RouteConfigWithOptions } } | undefined)?.routeOptions
-    ?.config;
-  return config?.castlog ?? {};
+  return optionsOfConfig(
+    (request as { routeOptions?: { config?: unknown } } | undefined)?.routeOptions?.config,
+  );
+}
+
+/** The invalid-input status for the router's own errors (a path segment that does not
+ * percent-decode, or is too long), which come before any route is found: that of the routes whose
+ * static beginning (up to the first parameter) the request's path starts with, the longest first. */
+export class InvalidInputStatusByPath {
+  private readonly prefixes: { readonly prefix: string; readonly status: 400 | 405 }[] = [];
+
+  /** Notes a route as Fastify registers it (an `onRoute` hook). */
+  add(route: { readonly url: string; readonly config?: unknown }): void {
+    const status = optionsOfConfig(route.config).invalidInputStatus;
+    if (status === undefined) return;
+    const prefix = route.url.split(':')[0] ?? route.url;
+    this.prefixes.push({ prefix, status });
+    this.prefixes.sort((a, b) => b.prefix.length - a.prefix.length);
+  }
+
+  statusFor(url: string | undefined): 400 | 405 | undefined {
+    if (url === undefined) return undefined;
+    return this.prefixes.find(({ prefix }) => url.startsWith(prefix))?.status;
+  }
 }
