@@ -1,3 +1,10 @@
+import {
+  checkFeedUrl,
+  conflictingUrl,
+  DEVICE_TYPES,
+  EPISODE_ACTION_KINDS,
+  isDeviceId,
+} from '@castlog/domain';
 import * as fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type { TestUser } from '../support/start-castlog';
@@ -15,9 +22,32 @@ export const BODY_LIMIT = 1024 * 1024;
 // Plans: what a run sends, as plain data (so fast-check prints it), with placeholders for the
 // values that only exist at run time (tokens, guids the user has, deletion ids).
 
-export type Who = 'alice' | 'bob' | 'none' | 'unsure';
+export type Who = 'alice' | 'bob' | 'carol' | 'none' | 'unsure';
 export type RouteName =
-  'add' | 'list' | 'get' | 'patch' | 'delete' | 'deletion' | 'login' | 'refresh' | 'unknown';
+  'add' | 'list' | 'get' | 'patch' | 'delete' | 'deletion' | 'login' | 'refresh' | 'unknown' | GpodderRoute;
+
+/** The gpodder.net face's routes (CONTRACT.md, "gpodder.net API (v2) on the same log"). */
+export type GpodderRoute =
+  | 'gp-login'
+  | 'gp-logout'
+  | 'gp-devices'
+  | 'gp-device'
+  | 'gp-subscriptions'
+  | 'gp-upload'
+  | 'gp-sync'
+  | 'gp-sync-post'
+  | 'gp-episodes'
+  | 'gp-episodes-post'
+  | 'simple-get'
+  | 'simple-put';
+
+/** How the route judges the path, query and body it is sent: `valid` answers 2xx, `invalid` 400,
+ * `unsure` where the contract leaves either open. */
+export type Validity = 'valid' | 'invalid' | 'unsure';
+
+/** What a gpodder.net route's 2xx body is: JSON, nothing (gpodder.net's empty 200), or the simple
+ * API's OPML or text. */
+export type Answering = 'json' | 'empty' | 'opml' | 'txt';
 
 export interface Plan {
   readonly route: RouteName;
@@ -31,14 +61,25 @@ export interface Plan {
   readonly body?: string | Uint8Array;
   /** The body is a JSON object of the route's valid shape, sent as JSON. */
   readonly validBody?: boolean;
+  /** gpodder.net routes: whose name the path carries — the authenticated user's, another user's,
+   * or a name nobody has. */
+  readonly pathUser?: 'own' | 'other' | 'nobody';
+  /** gpodder.net routes: how the route judges the device, query and body. */
+  readonly input?: Validity;
+  /** gpodder.net routes: what a 2xx body is. */
+  readonly answering?: Answering;
 }
 
 export interface World {
   alice: TestUser;
   bob: TestUser;
+  /** Written only through the gpodder.net face, against a model (test/fuzz/gpodder-model.ts). */
+  carol: TestUser;
   refreshToken: string;
   knownGuids: string[];
   deletionIds: number[];
+  /** Alice's latest gpodder.net session (the service keeps a user's newest sessions only). */
+  aliceSession: string;
 }
 
 /** Percent-encodes every byte of the text's UTF-8 (lone surrogates become U+FFFD). */
@@ -66,6 +107,16 @@ export function materialize(text: string, world: World): string {
           return `Basic ${Buffer.from(`${world.alice.name}:${world.alice.password}`).toString('base64')}`;
         case 'alice-name':
           return world.alice.name;
+        case 'bob-name':
+          return world.bob.name;
+        case 'carol-name':
+          return world.carol.name;
+        case 'carol-basic':
+          return `Basic ${Buffer.from(`${world.carol.name}:${world.carol.password}`).toString('base64')}`;
+        case 'carol-token':
+          return world.carol.token;
+        case 'alice-session':
+          return world.aliceSession;
         case 'alice-password':
           return world.alice.password;
         case 'bob-token':
@@ -869,6 +920,1025 @@ export const authPlans: fc.Arbitrary<Plan> = fc.oneof(
   },
 );
 
+// ---------------------------------------------------------------------------------------------
+// The gpodder.net face: /api/2/… and the simple API. Each plan says whose name its path carries
+// (`pathUser`), how the route judges its device, query and body (`input`), and what a 2xx body is
+// (`answering`). Bodies are read by their content whatever the Content-Type says, so the content
+// types are the ones real clients send (and some garbage, which leaves the answer open).
+
+const DEVICE_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-';
+
+/** The segment as the router hands it over, percent-decoded where it decodes. */
+const decoded = (segment: string) => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
+
+/** A device id segment (the id, before `.json`): `valid` when the contract's pattern holds, `clean`
+ * when the router sees it as one segment. */
+interface DeviceSegment {
+  readonly text: string;
+  readonly valid: boolean;
+  readonly clean: boolean;
+}
+
+const deviceSegment: fc.Arbitrary<DeviceSegment> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc
+      .constantFrom(
+        'phone',
+        'laptop',
+        'desktop-1',
+        'antennapod_on_pixel_7',
+        'kasts-host',
+        'a.b',
+        'A_B-c.9',
+        '_',
+        '.',
+        '..',
+      )
+      .map((text) => ({ text, valid: true, clean: true })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .string({ unit: fc.constantFrom(...DEVICE_CHARS), minLength: 1, maxLength: 64 })
+      .map((text) => ({ text, valid: true, clean: true })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom('d'.repeat(65), 'with space', 'ünï', 'a:b', 'a@b', 'a!b', '🎙️', 'a+b', "a'b", 'a,b', '~x')
+      .map((text) => ({ text: encodeURIComponent(text), valid: false, clean: true })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom('', '%', '%zz', '%2F', 'a%2Fb', '%00', 'a?b', 'a#b', 'a/b'),
+        fc.integer({ min: 90, max: 20_000 }).map((n) => 'd'.repeat(n)),
+        nastyString.map(percentEncode),
+      )
+      .map((text) => ({ text, valid: isDeviceId(decoded(text)), clean: false })),
+  },
+);
+
+interface UserSegment {
+  readonly text: string;
+  readonly kind: 'own' | 'other' | 'nobody';
+  readonly clean: boolean;
+}
+
+/** The path's user for credentials of `who`. */
+const userSegment = (who: Who): fc.Arbitrary<UserSegment> => {
+  const own = who === 'bob' ? '{{bob-name}}' : who === 'carol' ? '{{carol-name}}' : '{{alice-name}}';
+  const other = who === 'bob' ? '{{alice-name}}' : '{{bob-name}}';
+  return fc.oneof(
+    { weight: 12, arbitrary: fc.constant({ text: own, kind: 'own' as const, clean: true }) },
+    { weight: 1, arbitrary: fc.constant({ text: other, kind: 'other' as const, clean: true }) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('nobody', 'ALICE', 'admin', 'a%20b', 'x'.repeat(129), '%C3%A9')
+        .map((text) => ({ text, kind: 'nobody' as const, clean: true })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(fc.constantFrom('', '%', '%2F', '..', 'a%2Fb'), nastyString.map(percentEncode))
+        .map((text) => ({ text, kind: 'nobody' as const, clean: false })),
+    },
+  );
+};
+
+/** The worse of validities. */
+const judged = (...all: Validity[]): Validity =>
+  all.includes('invalid') ? 'invalid' : all.includes('unsure') ? 'unsure' : 'valid';
+
+/** `since`: absent or a non-negative integer is fine; `since=` and integers past 2^53 are left
+ * open; anything else is 400. */
+const sinceValue: fc.Arbitrary<{ text?: string; validity: Validity }> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ validity: 'valid' as Validity }) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom(0, 1, 1_600_000_000, 4_102_444_800),
+        fc.integer({ min: 0, max: 2_000_000_000 }),
+        fc.constant(Math.floor(Date.now() / 1000)),
+      )
+      .map((n) => ({ text: String(n), validity: 'valid' as Validity })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .constantFrom(
+        '-1',
+        '1.5',
+        'abc',
+        '1e3',
+        '0x10',
+        ' 1',
+        '+1',
+        'NaN',
+        '١٢',
+        '2023-02-23T14:00:00Z',
+        '%00',
+        '1,2',
+      )
+      .map((text) => ({ text, validity: 'invalid' as Validity })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('', '00001', '99999999999999999999', '9007199254740993')
+      .map((text) => ({ text, validity: 'unsure' as Validity })),
+  },
+);
+
+const query = (pairs: [string, string | undefined][]) => {
+  const kept = pairs.filter((pair): pair is [string, string] => pair[1] !== undefined);
+  return kept.length === 0 ? '' : `?${new URLSearchParams(kept).toString()}`;
+};
+
+/** What a client may send as the body's Content-Type: JSON, urllib's default, text, none. Only the
+ * garbage leaves the answer open (the framework may refuse it before the route reads the body). */
+const gpodderContentType: fc.Arbitrary<{ type?: string; sure: boolean }> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc
+      .constantFrom(
+        'application/json',
+        'application/json; charset=utf-8',
+        'application/x-www-form-urlencoded',
+        'text/plain',
+        'plain/text; charset=utf-8',
+        'text/plain; charset=utf-8',
+      )
+      .map((type) => ({ type, sure: true })),
+  },
+  { weight: 2, arbitrary: fc.constant({ sure: true }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom('application/json; charset=utf-16', 'multipart/form-data; boundary=x', 'json', ''),
+        headerGarbage,
+      )
+      .map((type) => ({ type, sure: false })),
+  },
+);
+
+interface GpBody {
+  readonly text?: string | Uint8Array;
+  readonly validity: Validity;
+}
+
+/** Any JSON value sent as a gpodder body, judged by `judge`; sometimes cut short, nested deep, bytes. */
+const gpodderBody = (
+  json: fc.Arbitrary<unknown>,
+  judge: (value: unknown) => Validity,
+): fc.Arbitrary<GpBody> =>
+  fc.oneof(
+    {
+      weight: 20,
+      arbitrary: fc.tuple(json, fc.constantFrom('compact', 'android', 'python')).map(([value, style]) => ({
+        text:
+          style === 'android'
+            ? JSON.stringify(value).replace(/\//g, '\\/')
+            : style === 'python'
+              ? JSON.stringify(value, null, 1).replace(/\n */g, ' ')
+              : JSON.stringify(value),
+        validity: storable(value) ? judge(value) : judged(judge(value), 'unsure'),
+      })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(json, fc.nat()).map(([value, cut]) => {
+        const text = JSON.stringify(value);
+        const kept = text.slice(0, cut % Math.max(1, text.length));
+        return { text: kept, validity: kept === text ? judge(value) : ('unsure' as Validity) };
+      }),
+    },
+    { weight: 1, arbitrary: deepJson.map((text) => ({ text, validity: 'invalid' as Validity })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .uint8Array({ maxLength: 200 })
+        .map((bytes) => ({ text: bytes, validity: 'unsure' as Validity })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(
+          'null',
+          'true',
+          '1e999',
+          '"x"',
+          '{"__proto__":{"polluted":1}}',
+          'NaN',
+          "{'add':[]}",
+          '[]garbage',
+        )
+        .map((text) => ({ text, validity: 'invalid' as Validity })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', ' ').map((text) => ({ text, validity: 'unsure' as Validity })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 1, max: 64 * 1024 }).map((extra) => ({
+        text: `{"add":["https://big.example/${'x'.repeat(BODY_LIMIT + extra)}"],"remove":[]}`,
+        validity: 'invalid' as Validity,
+      })),
+    },
+  );
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const extraKeys = (value: Record<string, unknown>, known: string[]) =>
+  Object.keys(value).some((key) => !known.includes(key));
+
+/** `{add:[url], remove:[url]}`: lists of strings, no URL in both (CONTRACT: 400). */
+export function uploadValidity(value: unknown): Validity {
+  if (!isObject(value)) return 'invalid';
+  const { add, remove } = value;
+  if ((add !== undefined && !Array.isArray(add)) || (remove !== undefined && !Array.isArray(remove)))
+    return 'invalid';
+  const lists = [add ?? [], remove ?? []] as unknown[][];
+  if (conflictingUrl(lists[0]!, lists[1]!) !== undefined) return 'invalid';
+  if (add === undefined || remove === undefined || extraKeys(value, ['add', 'remove'])) return 'unsure';
+  if (lists.some((list) => list.some((url) => typeof url !== 'string'))) return 'unsure';
+  return lists[0]!.length + lists[1]!.length > 1000 ? 'unsure' : 'valid';
+}
+
+/** Episode actions: a list of `{podcast, episode, action, timestamp?, device?, guid?, started?,
+ * position?, total?}` with a known action, a device id of the pattern, play fields integers. */
+export function actionsValidity(value: unknown): Validity {
+  if (!Array.isArray(value)) return 'invalid';
+  const each = value.map((action): Validity => {
+    if (!isObject(action)) return 'invalid';
+    const { podcast, episode, timestamp, device, guid } = action;
+    const kind = typeof action.action === 'string' ? action.action.toLowerCase() : undefined;
+    if (!(EPISODE_ACTION_KINDS as readonly unknown[]).includes(kind)) return 'invalid';
+    // Decision left open by the contract: an action in another case (`PLAY`).
+    if (kind !== action.action) return 'unsure';
+    if (typeof podcast !== 'string' || typeof episode !== 'string') return 'invalid';
+    if (device !== undefined && !isDeviceId(device)) return 'invalid';
+    if (timestamp !== undefined && typeof timestamp !== 'string') return 'invalid';
+    if (guid !== undefined && typeof guid !== 'string') return 'unsure';
+    const plays = ['started', 'position', 'total'].map((field) => action[field]);
+    if (action.action === 'play' && plays.some((n) => n !== undefined && !Number.isSafeInteger(n)))
+      return 'invalid';
+    const clean =
+      podcast !== '' &&
+      episode !== '' &&
+      (timestamp === undefined || /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(timestamp)) &&
+      plays.every((n) => n === undefined || (action.action === 'play' && (n as number) >= 0)) &&
+      !extraKeys(action, [
+        'podcast',
+        'episode',
+        'action',
+        'timestamp',
+        'device',
+        'guid',
+        'started',
+        'position',
+        'total',
+      ]);
+    return clean ? 'valid' : 'unsure';
+  });
+  return value.length > 1000 ? judged(...each, 'unsure') : judged(...each);
+}
+
+/** `{caption?, type?}` with a known type. */
+export function deviceValidity(value: unknown): Validity {
+  if (!isObject(value)) return 'invalid';
+  const { caption, type } = value;
+  if (caption !== undefined && typeof caption !== 'string') return 'invalid';
+  if (type !== undefined && !(DEVICE_TYPES as readonly unknown[]).includes(type)) return 'invalid';
+  return caption === '' || extraKeys(value, ['caption', 'type']) ? 'unsure' : 'valid';
+}
+
+const episodeTimestamp = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc
+      .date({ min: new Date(0), max: new Date(4_102_444_800_000), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, 19)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '2024-01-01T10:00:00Z',
+      '2024-01-01T10:00:00.5',
+      '2024-13-01T10:00:00',
+      '2024-01-01',
+      'yesterday',
+      '',
+    ),
+  },
+  { weight: 1, arbitrary: wrongType },
+);
+
+const playField = fc.oneof(
+  { weight: 6, arbitrary: fc.nat(100_000) },
+  { weight: 1, arbitrary: fc.constantFrom(-1, 1.5, 2 ** 53, '12', null) },
+);
+
+const action = withExtras(
+  fc.record(
+    {
+      podcast: fc.oneof({ weight: 6, arbitrary: plausibleFeedUrl }, { weight: 1, arbitrary: feedUrl }),
+      episode: fc.oneof(
+        { weight: 6, arbitrary: plausibleFeedUrl.map((url) => `${url}#episode`) },
+        { weight: 1, arbitrary: nastyString },
+        { weight: 1, arbitrary: wrongType },
+      ),
+      action: fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom(...EPISODE_ACTION_KINDS) },
+        { weight: 1, arbitrary: fc.constantFrom('flattr', 'PLAY', 'Play', '', 'stream') },
+        { weight: 1, arbitrary: wrongType },
+      ),
+      timestamp: episodeTimestamp,
+      device: fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom('phone', 'laptop', 'kasts-host') },
+        { weight: 1, arbitrary: fc.constantFrom('bad device', 'd'.repeat(65), '', 'ü') },
+        { weight: 1, arbitrary: wrongType },
+      ),
+      guid: fc.oneof(fc.string({ maxLength: 20 }), wrongType),
+      started: playField,
+      position: playField,
+      total: playField,
+    },
+    { requiredKeys: [] },
+  ),
+);
+
+const actionsJson: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: fc.array(action, { maxLength: 5 }) },
+  { weight: 1, arbitrary: fc.array(fc.oneof(wrongType, action), { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.oneof(anyJson, fc.record({ actions: fc.array(action, { maxLength: 2 }) })) },
+);
+
+const uploadJson: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      { add: fc.array(feedUrl, { maxLength: 5 }), remove: fc.array(feedUrl, { maxLength: 3 }) },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      add: fc.array(plausibleFeedUrl, { maxLength: 4 }),
+      remove: fc.array(plausibleFeedUrl, { maxLength: 3 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(999, 1001).map((n) => ({
+      add: Array.from({ length: n }, (_, i) => `https://gp-bulk${i % 40}.example.com/feed`),
+      remove: [],
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: withExtras(fc.record({ add: wrongType, remove: wrongType }, { requiredKeys: [] })),
+  },
+  { weight: 1, arbitrary: anyJson },
+);
+
+const deviceJson: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record(
+      {
+        caption: fc.oneof(fc.string({ maxLength: 40 }), nastyString),
+        type: fc.constantFrom(...DEVICE_TYPES),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: withExtras(
+      fc.record(
+        {
+          caption: fc.oneof(fc.string(), wrongType),
+          type: fc.oneof(fc.constantFrom('phone', 'Mobile', ''), wrongType),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  { weight: 1, arbitrary: anyJson },
+);
+
+const syncJson: fc.Arbitrary<unknown> = fc.oneof(
+  fc.record({
+    synchronize: fc.array(fc.array(fc.constantFrom('phone', 'laptop', 'x'), { maxLength: 3 }), {
+      maxLength: 2,
+    }),
+    'stop-synchronize': fc.array(fc.constantFrom('phone', 'laptop'), { maxLength: 2 }),
+  }),
+  anyJson,
+);
+
+/** Feed URLs for simple-API lists, and a list written in the path's format. */
+const simpleList = fc.array(
+  fc.oneof(
+    { weight: 6, arbitrary: plausibleFeedUrl },
+    { weight: 1, arbitrary: fc.constantFrom('ftp://x.example/feed', 'no-scheme.example.com/feed', '') },
+  ),
+  { maxLength: 6 },
+);
+const xmlEscape = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const opmlOf = (urls: readonly string[]) =>
+  `<?xml version="1.0" encoding="utf-8"?>\n<opml version="2.0"><head><title>fuzz</title></head><body>${urls
+    .map((url) => `<outline type="rss" text="f" xmlUrl="${xmlEscape(url)}"/>`)
+    .join('')}</body></opml>`;
+
+type Format = 'json' | 'opml' | 'txt';
+const FORMAT = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom<Format>('json', 'opml', 'txt') },
+  { weight: 1, arbitrary: fc.constantFrom('xml', 'JSON', 'html', 'json.json', 'jsonp', '') },
+);
+
+/** A simple-API PUT body for the format: a well-formed list (valid), or garbage. */
+const simpleBody = (format: string): fc.Arbitrary<GpBody> => {
+  const judgeUrls = (urls: unknown[]): Validity =>
+    urls.every((url) => typeof url === 'string' && checkFeedUrl(url).ok) ? 'valid' : 'unsure';
+  switch (format) {
+    case 'json':
+      return fc.oneof(
+        {
+          weight: 6,
+          arbitrary: simpleList.map((urls) => ({ text: JSON.stringify(urls), validity: judgeUrls(urls) })),
+        },
+        {
+          weight: 1,
+          arbitrary: gpodderBody(anyJson, (value) => (Array.isArray(value) ? 'unsure' : 'invalid')),
+        },
+      );
+    case 'txt':
+      return fc.oneof(
+        {
+          weight: 6,
+          arbitrary: simpleList.map((urls) => ({
+            text: urls
+              .filter((url) => url !== '')
+              .map((url) => `${url}\n`)
+              .join(''),
+            validity: judgeUrls(urls.filter((url) => url !== '')),
+          })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .string({ unit: 'binary', maxLength: 200 })
+            .map((text) => ({ text, validity: 'unsure' as Validity })),
+        },
+      );
+    case 'opml':
+      return fc.oneof(
+        {
+          weight: 6,
+          arbitrary: simpleList.map((urls) => ({
+            text: opmlOf(urls.filter((url) => url !== '')),
+            validity: judgeUrls(urls.filter((url) => url !== '')),
+          })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom(
+              '',
+              'not xml',
+              '<opml>',
+              '<?xml version="1.0"?><rss/>',
+              '<opml version="2.0"><body><outline xmlUrl="&bogus;"/></body></opml>',
+            )
+            .map((text) => ({ text, validity: 'unsure' as Validity })),
+        },
+      );
+    default:
+      return gpodderBody(simpleList, () => 'unsure');
+  }
+};
+
+/** The credentials of a gpodder.net plan: those of the /v1 plans, the session cookie, a session
+ * sent as a Bearer token (never accepted), and Bob's. */
+const gpodderAuth = (
+  withSession: boolean,
+  withBob = false,
+): fc.Arbitrary<{ header?: string; cookie?: string; who: Who }> =>
+  fc.oneof(
+    { weight: 12, arbitrary: authorization },
+    ...(withSession
+      ? [
+          {
+            weight: 4,
+            arbitrary: fc.constant({ cookie: 'sessionid={{alice-session}}', who: 'alice' as Who }),
+          },
+        ]
+      : []),
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        { header: 'Bearer {{alice-session}}', who: 'none' as Who },
+        { cookie: 'sessionid=not-a-session', who: 'none' as Who },
+        { cookie: 'sessionid=', who: 'none' as Who },
+        { cookie: 'sessionid="{{alice-token}}"', who: 'none' as Who },
+      ),
+    },
+    // Bob only reads: his answers must show no data at all.
+    ...(withBob
+      ? [{ weight: 2, arbitrary: fc.constant({ header: 'Bearer {{bob-token}}', who: 'bob' as Who }) }]
+      : []),
+  );
+
+interface GpodderParts {
+  readonly route: GpodderRoute;
+  readonly method: string;
+  readonly auth: { header?: string; cookie?: string; who: Who };
+  readonly headers: Record<string, string>;
+  readonly user: UserSegment;
+  /** The rest of the path after the user, and whether the router sees what the plan means. */
+  readonly rest: string;
+  readonly clean: boolean;
+  readonly validity: Validity;
+  readonly answering: Answering;
+  readonly body?: GpBody;
+  readonly contentType?: { type?: string; sure: boolean };
+}
+
+const gpodderRequest = (parts: GpodderParts): Plan => {
+  const headers = { ...parts.headers };
+  if (parts.auth.header !== undefined) headers.authorization = parts.auth.header;
+  if (parts.auth.cookie !== undefined) headers.cookie = parts.auth.cookie;
+  if (parts.body !== undefined && parts.contentType?.type !== undefined)
+    headers['content-type'] = parts.contentType.type;
+  const input = judged(
+    parts.validity,
+    parts.body?.validity ?? 'valid',
+    parts.contentType?.sure === false ? 'unsure' : 'valid',
+  );
+  const prefix: Record<GpodderRoute, string> = {
+    'gp-login': '/api/2/auth/',
+    'gp-logout': '/api/2/auth/',
+    'gp-devices': '/api/2/devices/',
+    'gp-device': '/api/2/devices/',
+    'gp-subscriptions': '/api/2/subscriptions/',
+    'gp-upload': '/api/2/subscriptions/',
+    'gp-sync': '/api/2/sync-devices/',
+    'gp-sync-post': '/api/2/sync-devices/',
+    'gp-episodes': '/api/2/episodes/',
+    'gp-episodes-post': '/api/2/episodes/',
+    'simple-get': '/subscriptions/',
+    'simple-put': '/subscriptions/',
+  };
+  return printable({
+    route: parts.route,
+    method: parts.method,
+    target: `${prefix[parts.route]}${parts.user.text}${parts.rest}`,
+    clean: parts.clean && parts.user.clean,
+    auth: { ...(parts.auth.header === undefined ? {} : { header: parts.auth.header }), who: parts.auth.who },
+    headers,
+    ...(parts.body?.text === undefined ? {} : { body: parts.body.text }),
+    validBody: false,
+    pathUser: parts.user.kind,
+    input,
+    answering: parts.answering,
+  });
+};
+
+/** A plan's parts drawn for its credentials: the user segment follows the credentials' user. */
+const withUser = <T>(
+  auth: fc.Arbitrary<{ header?: string; cookie?: string; who: Who }>,
+  rest: (who: Who) => fc.Arbitrary<T>,
+) =>
+  auth.chain((credentials) =>
+    fc.tuple(fc.constant(credentials), userSegment(credentials.who), rest(credentials.who), extraHeaders),
+  );
+
+const gpMethod = (method: string) =>
+  method === 'GET' ? fc.constantFrom('GET', 'GET', 'GET', 'GET', 'HEAD') : fc.constant(method);
+
+/** Requests to the gpodder.net face; `withSession` adds Alice's session cookie to the credentials. */
+export const gpodderPlansFor = (withSession: boolean): fc.Arbitrary<Plan> =>
+  fc.oneof(
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () => gpodderBody(anyJson, () => 'valid')),
+          gpodderContentType,
+          fc.boolean(),
+        )
+        .map(([[auth, user, body, headers], contentType, withBody]) =>
+          gpodderRequest({
+            route: 'gp-login',
+            method: 'POST',
+            auth,
+            headers,
+            user,
+            rest: '/login.json',
+            clean: true,
+            validity: 'valid',
+            answering: 'json',
+            ...(withBody
+              ? {
+                  body: {
+                    text: body.text ?? '',
+                    validity: body.validity === 'invalid' ? 'unsure' : body.validity,
+                  },
+                  contentType,
+                }
+              : {}),
+          }),
+        ),
+    },
+    {
+      weight: 1,
+      arbitrary: withUser(gpodderAuth(false), () => fc.constant(null)).map(([auth, user, , headers]) =>
+        gpodderRequest({
+          route: 'gp-logout',
+          method: 'POST',
+          auth,
+          headers,
+          user,
+          rest: '/logout.json',
+          clean: true,
+          validity: 'valid',
+          answering: 'json',
+        }),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: withUser(gpodderAuth(withSession, true), () => gpMethod('GET')).map(
+        ([auth, user, method, headers]) =>
+          gpodderRequest({
+            route: 'gp-devices',
+            method,
+            auth,
+            headers,
+            user,
+            rest: '.json',
+            clean: true,
+            validity: 'valid',
+            answering: 'json',
+          }),
+      ),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () =>
+            fc.tuple(deviceSegment, gpodderBody(deviceJson, deviceValidity)),
+          ),
+          gpodderContentType,
+        )
+        .map(([[auth, user, [device, body], headers], contentType]) =>
+          gpodderRequest({
+            route: 'gp-device',
+            method: 'POST',
+            auth,
+            headers,
+            user,
+            rest: `/${device.text}.json`,
+            clean: device.clean,
+            validity: device.valid ? 'valid' : 'invalid',
+            answering: 'empty',
+            body,
+            contentType,
+          }),
+        ),
+    },
+    {
+      weight: 4,
+      arbitrary: withUser(gpodderAuth(withSession, true), () =>
+        fc.tuple(deviceSegment, sinceValue, gpMethod('GET')),
+      ).map(([auth, user, [device, since, method], headers]) =>
+        gpodderRequest({
+          route: 'gp-subscriptions',
+          method,
+          auth,
+          headers,
+          user,
+          rest: `/${device.text}.json${query([['since', since.text]])}`,
+          clean: device.clean,
+          validity: judged(device.valid ? 'valid' : 'invalid', since.validity),
+          answering: 'json',
+        }),
+      ),
+    },
+    {
+      weight: 5,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () =>
+            fc.tuple(deviceSegment, gpodderBody(uploadJson, uploadValidity)),
+          ),
+          gpodderContentType,
+        )
+        .map(([[auth, user, [device, body], headers], contentType]) =>
+          gpodderRequest({
+            route: 'gp-upload',
+            method: 'POST',
+            auth,
+            headers,
+            user,
+            rest: `/${device.text}.json`,
+            clean: device.clean,
+            validity: device.valid ? 'valid' : 'invalid',
+            answering: 'json',
+            body,
+            contentType,
+          }),
+        ),
+    },
+    {
+      weight: 1,
+      arbitrary: withUser(gpodderAuth(withSession, true), () => gpMethod('GET')).map(
+        ([auth, user, method, headers]) =>
+          gpodderRequest({
+            route: 'gp-sync',
+            method,
+            auth,
+            headers,
+            user,
+            rest: '.json',
+            clean: true,
+            validity: 'valid',
+            answering: 'json',
+          }),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () => gpodderBody(syncJson, () => 'unsure')),
+          gpodderContentType,
+        )
+        .map(([[auth, user, body, headers], contentType]) =>
+          gpodderRequest({
+            route: 'gp-sync-post',
+            method: 'POST',
+            auth,
+            headers,
+            user,
+            rest: '.json',
+            clean: true,
+            validity: 'valid',
+            answering: 'json',
+            body,
+            contentType,
+          }),
+        ),
+    },
+    {
+      weight: 3,
+      arbitrary: withUser(gpodderAuth(withSession, true), () =>
+        fc.tuple(
+          sinceValue,
+          fc.option(fc.oneof(plausibleFeedUrl, nastyString), { nil: undefined }),
+          fc.option(
+            fc.oneof(
+              deviceSegment
+                .filter((d) => d.valid)
+                .map((d) => ({ text: d.text, validity: 'unsure' as Validity })),
+              fc.constantFrom({ text: 'bad device', validity: 'unsure' as Validity }),
+            ),
+            { nil: undefined },
+          ),
+          fc.option(fc.constantFrom('true', 'false', '1', 'yes', ''), { nil: undefined }),
+          gpMethod('GET'),
+        ),
+      ).map(([auth, user, [since, podcast, device, aggregated, method], headers]) =>
+        gpodderRequest({
+          route: 'gp-episodes',
+          method,
+          auth,
+          headers,
+          user,
+          rest: `.json${query([
+            ['since', since.text],
+            ['podcast', podcast],
+            ['device', device?.text],
+            ['aggregated', aggregated],
+          ])}`,
+          clean: true,
+          validity: judged(
+            since.validity,
+            device?.validity ?? 'valid',
+            aggregated === undefined || aggregated === 'true' || aggregated === 'false' ? 'valid' : 'unsure',
+            podcast !== undefined && !storable(podcast) ? 'unsure' : 'valid',
+          ),
+          answering: 'json',
+        }),
+      ),
+    },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () => gpodderBody(actionsJson, actionsValidity)),
+          gpodderContentType,
+        )
+        .map(([[auth, user, body, headers], contentType]) =>
+          gpodderRequest({
+            route: 'gp-episodes-post',
+            method: 'POST',
+            auth,
+            headers,
+            user,
+            rest: '.json',
+            clean: true,
+            validity: 'valid',
+            answering: 'json',
+            body,
+            contentType,
+          }),
+        ),
+    },
+    {
+      weight: 3,
+      arbitrary: withUser(gpodderAuth(withSession, true), () =>
+        fc.tuple(fc.option(deviceSegment, { nil: undefined }), FORMAT, gpMethod('GET')),
+      ).map(([auth, user, [device, format, method], headers]) =>
+        gpodderRequest({
+          route: 'simple-get',
+          method,
+          auth,
+          headers,
+          user,
+          rest: `${device === undefined ? '' : `/${device.text}`}.${format}`,
+          clean: (device?.clean ?? true) && ['json', 'opml', 'txt'].includes(format),
+          validity: device !== undefined && !device.valid ? 'invalid' : 'valid',
+          answering: format === 'opml' ? 'opml' : format === 'txt' ? 'txt' : 'json',
+        }),
+      ),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () =>
+            fc
+              .tuple(deviceSegment, FORMAT)
+              .chain(([device, format]) =>
+                fc.tuple(fc.constant(device), fc.constant(format), simpleBody(format)),
+              ),
+          ),
+          gpodderContentType,
+        )
+        .map(([[auth, user, [device, format, body], headers], contentType]) =>
+          gpodderRequest({
+            route: 'simple-put',
+            method: 'PUT',
+            auth,
+            headers,
+            user,
+            rest: `/${device.text}.${format}`,
+            clean: device.clean && ['json', 'opml', 'txt'].includes(format),
+            validity: device.valid ? 'valid' : 'invalid',
+            answering: 'empty',
+            body,
+            contentType,
+          }),
+        ),
+    },
+  );
+
+export const gpodderPlans = gpodderPlansFor(true);
+
+// ---------------------------------------------------------------------------------------------
+// Carol: written only through the gpodder.net face, from a small pool of feeds in several
+// spellings (and URLs the OPA rules refuse), so that test/fuzz/gpodder-model.ts can say exactly
+// what her subscription list is after each request.
+
+const CAROL_FEEDS = 8;
+/** The same feed as a client may spell it: as stored, host upper-cased, default port, fragment. */
+const carolFeed = fc
+  .tuple(fc.nat(CAROL_FEEDS - 1), fc.constantFrom('plain', 'upper', 'port', 'fragment'))
+  .map(([n, spelling]) => {
+    const url = `https://carol${n}.example.com/feed-${n}.xml`;
+    switch (spelling) {
+      case 'upper':
+        return url.replace(`https://carol${n}.example.com`, `HTTPS://CAROL${n}.Example.COM`);
+      case 'port':
+        return url.replace('.example.com/', '.example.com:443/');
+      case 'fragment':
+        return `${url}#latest`;
+      default:
+        return url;
+    }
+  });
+const carolUrl = fc.oneof(
+  { weight: 10, arbitrary: carolFeed },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'ftp://carol.example.com/feed',
+      'carol.example.com/no-scheme',
+      'http://',
+      `https://carol.example.com/${'x'.repeat(2050)}`,
+    ),
+  },
+);
+
+/** One of Carol's requests, valid or a refused conflict, as real clients send it. */
+export const carolPlans: fc.Arbitrary<Plan> = fc.oneof(
+  {
+    weight: 7,
+    arbitrary: fc
+      .record({
+        add: fc.array(carolUrl, { maxLength: 4 }),
+        remove: fc.array(carolUrl, { maxLength: 3 }),
+        device: fc.constantFrom('phone', 'laptop', 'tablet'),
+        style: fc.constantFrom('compact', 'android', 'python'),
+        auth: fc.constantFrom('Basic', 'Bearer', 'Bearer', 'Bearer'),
+        contentType: fc.constantFrom(
+          'application/json',
+          'application/x-www-form-urlencoded',
+          'application/json; charset=utf-8',
+        ),
+      })
+      .map(({ add, remove, device, style, auth, contentType }) => {
+        const value = { add, remove };
+        const text =
+          style === 'android'
+            ? JSON.stringify(value).replace(/\//g, '\\/')
+            : style === 'python'
+              ? JSON.stringify(value, null, 1).replace(/\n */g, ' ')
+              : JSON.stringify(value);
+        return gpodderRequest({
+          route: 'gp-upload',
+          method: 'POST',
+          auth: { header: auth === 'Basic' ? '{{carol-basic}}' : 'Bearer {{carol-token}}', who: 'carol' },
+          headers: {},
+          user: { text: '{{carol-name}}', kind: 'own', clean: true },
+          rest: `/${device}.json`,
+          clean: true,
+          validity: 'valid',
+          answering: 'json',
+          body: { text, validity: uploadValidity(value) },
+          contentType: { type: contentType, sure: true },
+        });
+      }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({
+        urls: fc.array(
+          carolUrl.filter((url) => !url.includes('x'.repeat(100))),
+          { maxLength: 5 },
+        ),
+        format: fc.constantFrom<Format>('json', 'json', 'txt', 'opml'),
+        device: fc.constantFrom('phone', 'laptop'),
+        basic: fc.boolean(),
+      })
+      .map(({ urls, format, device, basic }) =>
+        gpodderRequest({
+          route: 'simple-put',
+          method: 'PUT',
+          auth: { header: basic ? '{{carol-basic}}' : 'Bearer {{carol-token}}', who: 'carol' },
+          headers: {},
+          user: { text: '{{carol-name}}', kind: 'own', clean: true },
+          rest: `/${device}.${format}`,
+          clean: true,
+          validity: 'valid',
+          answering: 'empty',
+          body: {
+            text:
+              format === 'json'
+                ? JSON.stringify(urls)
+                : format === 'opml'
+                  ? opmlOf(urls)
+                  : urls.map((url) => `${url}\n`).join(''),
+            validity: urls.every((url) => checkFeedUrl(url).ok) ? 'valid' : 'unsure',
+          },
+          contentType: {
+            type: format === 'json' ? 'application/json' : format === 'opml' ? 'text/x-opml' : 'text/plain',
+            sure: true,
+          },
+        }),
+      ),
+  },
+);
+
 const unknownSegment = fc
   .oneof(
     fc.string({ unit: fc.constantFrom(...'abcxyz019-_.~%!$'), minLength: 1, maxLength: 12 }),
@@ -919,6 +1989,19 @@ export const unknownPlans: fc.Arbitrary<Plan> = fc
         'GET /v1/auth/login',
         'PUT /v1/auth/refresh',
         'OPTIONS /v1/subscriptions',
+        'GET /api/2',
+        'GET /api/2/devices',
+        'GET /api/2/subscriptions/{{alice-name}}.json',
+        'GET /api/2/episodes/{{alice-name}}',
+        'GET /api/1/devices/{{alice-name}}.json',
+        'GET /api/2/devices/{{alice-name}}/phone/x.json',
+        'GET /api/2/auth/{{alice-name}}/login.json',
+        'DELETE /api/2/devices/{{alice-name}}/phone.json',
+        'PUT /api/2/subscriptions/{{alice-name}}/phone.json',
+        'PATCH /api/2/episodes/{{alice-name}}.json',
+        'DELETE /subscriptions/{{alice-name}}/phone.json',
+        'POST /subscriptions/{{alice-name}}.json',
+        'PUT /subscriptions/{{alice-name}}.json',
       ),
     ),
     payload: fc.oneof(

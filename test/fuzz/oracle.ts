@@ -1,5 +1,6 @@
+import { checkFeedUrl, DEVICE_TYPES, EPISODE_ACTION_KINDS, isDeviceId } from '@castlog/domain';
 import { METHODS as STATUS_METHODS } from 'node:http';
-import { BODY_LIMIT, JSON_TYPES, Plan, RouteName, World } from './generators';
+import { BODY_LIMIT, GpodderRoute, JSON_TYPES, materialize, Plan, RouteName, World } from './generators';
 
 /**
  * What the HTTP fuzzing (test/e2e/fuzz.e2e-spec.ts) expects of an answer: the properties every
@@ -10,6 +11,7 @@ import { BODY_LIMIT, JSON_TYPES, Plan, RouteName, World } from './generators';
 /** The contract's message per status (CONTRACT.md); 413 and 429 are the service's own wording,
  * which the contract leaves open. A detail may follow after `: `. */
 export const MESSAGES: Readonly<Record<number, string>> = {
+  400: 'Input could not be validated',
   401: 'User not authorized',
   404: 'Resource not found',
   405: 'Input could not be validated',
@@ -33,7 +35,7 @@ interface RouteRule {
 }
 
 const UUID_OR_ANY = '[^/]+';
-const RULES: Readonly<Record<Exclude<RouteName, 'unknown'>, RouteRule>> = {
+const RULES: Readonly<Record<Exclude<RouteName, 'unknown' | GpodderRoute>, RouteRule>> = {
   add: { method: 'POST', pattern: /^\/v1\/subscriptions$/, authenticated: true, statuses: [200, 405] },
   list: { method: 'GET', pattern: /^\/v1\/subscriptions$/, authenticated: true, statuses: [200, 405] },
   get: {
@@ -86,6 +88,24 @@ const safeDecode = (segment: string) => {
   }
 };
 
+/** The gpodder.net face's routes (CONTRACT.md): method and path. */
+const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: RegExp }>> = {
+  'gp-login': { method: 'POST', pattern: /^\/api\/2\/auth\/[^/]+\/login\.json$/ },
+  'gp-logout': { method: 'POST', pattern: /^\/api\/2\/auth\/[^/]+\/logout\.json$/ },
+  'gp-devices': { method: 'GET', pattern: /^\/api\/2\/devices\/[^/]+\.json$/ },
+  'gp-device': { method: 'POST', pattern: /^\/api\/2\/devices\/[^/]+\/[^/]+\.json$/ },
+  'gp-subscriptions': { method: 'GET', pattern: /^\/api\/2\/subscriptions\/[^/]+\/[^/]+\.json$/ },
+  'gp-upload': { method: 'POST', pattern: /^\/api\/2\/subscriptions\/[^/]+\/[^/]+\.json$/ },
+  'gp-sync': { method: 'GET', pattern: /^\/api\/2\/sync-devices\/[^/]+\.json$/ },
+  'gp-sync-post': { method: 'POST', pattern: /^\/api\/2\/sync-devices\/[^/]+\.json$/ },
+  'gp-episodes': { method: 'GET', pattern: /^\/api\/2\/episodes\/[^/]+\.json$/ },
+  'gp-episodes-post': { method: 'POST', pattern: /^\/api\/2\/episodes\/[^/]+\.json$/ },
+  'simple-get': { method: 'GET', pattern: /^\/subscriptions\/[^/]+(?:\/[^/]+)?\.(?:json|opml|txt)$/ },
+  'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.(?:json|opml|txt)$/ },
+};
+
+export const isGpodder = (route: RouteName): route is GpodderRoute => route in GPODDER_RULES;
+
 /** True when (method, path) is served by some route, after the URL parser's normalisation and the
  * router's percent-decoding — a generated "unknown" request that is not unknown is skipped. */
 export function isServed(method: string, pathname: string): boolean {
@@ -94,7 +114,7 @@ export function isServed(method: string, pathname: string): boolean {
   if (['health', 'metrics', 'openapi.json', 'docs'].includes(first) || decoded.startsWith('/docs'))
     return true;
   const effective = method === 'HEAD' ? 'GET' : method;
-  return Object.values(RULES).some(
+  return [...Object.values(RULES), ...Object.values(GPODDER_RULES)].some(
     (rule) => rule.method === effective && (rule.pattern.test(pathname) || rule.pattern.test(decoded)),
   );
 }
@@ -115,6 +135,7 @@ export const METHODS_NODE_PARSES = new Set(STATUS_METHODS);
 function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
   // An empty body sent as JSON is refused (405) too.
   const carriesBody = plan.body !== undefined;
+  if (isGpodder(plan.route)) return allowedOnGpodder(plan, bodyBytes);
   if (plan.route === 'unknown') {
     const allowed = new Set([404]);
     // Fastify parses (and may refuse) a body, or asks for a content type on methods that carry
@@ -151,6 +172,30 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
   return allowed;
 }
 
+/** The gpodder.net face: gpodder's statuses (400 for input that fails validation, 401, 404), read
+ * whatever the Content-Type. Credentials of the path's own user and a valid input answer 200 —
+ * an invalid one 400, either where the contract leaves it open; credentials of nobody, or of
+ * another user than the path's, 401 whatever the input (bodies are read as text, judged after the
+ * credentials). Only a body over the limit is refused first (413). */
+function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
+  if (bodyBytes > BODY_LIMIT) return new Set([413]);
+  const allowed = new Set<number>();
+  // A path the router cannot read as the route (an empty, encoded-slash or over-long segment, an
+  // unknown format) is not found, or refused as input, or its user is nobody.
+  // A body sent to no route is refused by the framework's parsing (405, as on /v1).
+  if (!plan.clean) [400, 401, 404, 405].forEach((status) => allowed.add(status));
+  if (plan.auth.who === 'none' || plan.pathUser !== 'own') {
+    allowed.add(401);
+    return allowed;
+  }
+  if (plan.auth.who === 'unsure') allowed.add(401);
+  if (plan.input !== 'invalid') allowed.add(200);
+  if (plan.input !== 'valid') allowed.add(400);
+  // Episode actions of a device the user does not have may be not found, as on gpodder.net.
+  if (plan.route === 'gp-episodes' && /[?&]device=/.test(plan.target)) allowed.add(404);
+  return allowed;
+}
+
 /** An answer as the fetch client saw it. */
 export interface Answer {
   readonly status: number;
@@ -167,6 +212,7 @@ export function checkAnswer(
   method: string,
   answer: Pick<Answer, 'status' | 'text' | 'json' | 'isJson'> & { header(name: string): string | null },
   sentRequestId?: string,
+  answering: Plan['answering'] = 'json',
 ): void {
   const { status, text, json } = answer;
   const fail = (why: string) => {
@@ -184,9 +230,19 @@ export function checkAnswer(
     return;
   }
   const type = answer.header('content-type') ?? '';
+  const success = status >= 200 && status < 300;
+  if (success && answering !== 'json') {
+    // gpodder.net's empty 200s, and the simple API's OPML and text.
+    if (answering === 'empty' && text !== '') fail('a body where gpodder.net answers an empty 200');
+    if (answering === 'opml' && (!/xml|opml/i.test(type) || !/<opml\b/.test(text)))
+      fail('not an OPML answer');
+    if (answering === 'txt' && !/^text\/plain\b/i.test(type))
+      fail(`content-type ${JSON.stringify(type)}, not text`);
+    return;
+  }
   if (!/^application\/json\b/i.test(type)) fail(`content-type ${JSON.stringify(type)}, not JSON`);
   if (!answer.isJson) fail('the body is not JSON');
-  if (status >= 200 && status < 300) return;
+  if (success) return;
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     fail('the error body is not an object');
   const body = json as Record<string, unknown>;
@@ -205,11 +261,23 @@ export function checkAnswer(
 
 /** Checks a route's own 2xx answer a bit further and learns guids, deletion ids and refresh tokens. */
 export function learn(plan: Plan, answer: Answer, world: World, where: string): void {
+  // The service keeps a user's newest sessions only: follow the newest one Alice is given.
+  if (plan.auth.who === 'alice' && plan.pathUser === 'own' && answer.status < 300) {
+    const session = answer.headers
+      .getSetCookie()
+      .map((cookie) => /^sessionid=([^;]+)/.exec(cookie)?.[1])
+      .find((value) => value !== undefined);
+    if (session !== undefined) world.aliceSession = session;
+  }
   if (plan.method === 'HEAD' || answer.status < 200 || answer.status >= 300) return;
   const body = answer.json as any;
-  const fail = (why: string) => {
+  const fail = (why: string): never => {
     throw new Error(`${where} → ${answer.status}: ${why}\nbody: ${answer.text.slice(0, 500)}`);
   };
+  if (isGpodder(plan.route)) {
+    checkGpodderAnswer(plan, answer, world, fail);
+    return;
+  }
   const remember = (guid: unknown) => {
     if (typeof guid === 'string' && plan.auth.who !== 'bob' && !world.knownGuids.includes(guid)) {
       world.knownGuids.push(guid);
@@ -247,12 +315,120 @@ export function learn(plan: Plan, answer: Answer, world: World, where: string): 
   }
 }
 
+const UNIX_SECONDS = (value: unknown) =>
+  Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) < 1e10;
+const GPODDER_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
+const isStrings = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/** What a gpodder.net 2xx answer must hold, as the apps parse it (timestamps integer Unix seconds,
+ * URL lists of strings, update_urls pairs of strings, actions in gpodder's format); Bob, who never
+ * writes, sees no data; a refused URL of a valid upload is reported as `[url, ""]`. */
+function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why: string) => never): void {
+  const body = answer.json as any;
+  const bob = plan.auth.who === 'bob';
+  switch (plan.route as GpodderRoute) {
+    case 'gp-subscriptions': {
+      if (!isStrings(body?.add) || !isStrings(body?.remove)) fail('add and remove must be lists of URLs');
+      if (!UNIX_SECONDS(body.timestamp)) fail('timestamp is not integer Unix seconds');
+      if (body.add.some((url: string) => body.remove.includes(url))) fail('a URL both in add and remove');
+      if (!/[?&]since=0*[1-9]/.test(plan.target) && body.remove.length > 0) fail('removals without since');
+      if (bob && body.add.length + body.remove.length > 0) fail("another user's subscriptions are visible");
+      break;
+    }
+    case 'gp-upload':
+    case 'gp-episodes-post': {
+      if (!UNIX_SECONDS(body?.timestamp)) fail('timestamp is not integer Unix seconds');
+      const pairs = body.update_urls;
+      if (!Array.isArray(pairs) || !pairs.every((pair) => isStrings(pair) && pair.length === 2))
+        fail('update_urls is not a list of pairs of strings');
+      if (plan.route === 'gp-upload' && plan.input === 'valid' && typeof plan.body === 'string') {
+        const sent = JSON.parse(materialize(plan.body, world)) as { add: string[]; remove: string[] };
+        for (const url of [...sent.add, ...sent.remove]) {
+          const checked = checkFeedUrl(url);
+          if (!checked.ok && !pairs.some((pair: string[]) => pair[0] === checked.feedUrl && pair[1] === ''))
+            fail(`the refused URL ${JSON.stringify(url).slice(0, 100)} is not reported as [url, ""]`);
+        }
+      }
+      break;
+    }
+    case 'gp-devices': {
+      if (!Array.isArray(body)) fail('not a list of devices');
+      for (const device of body)
+        if (
+          !isDeviceId(device?.id) ||
+          typeof device.caption !== 'string' ||
+          !(DEVICE_TYPES as readonly unknown[]).includes(device.type) ||
+          !Number.isSafeInteger(device.subscriptions) ||
+          device.subscriptions < 0
+        )
+          fail(`a device the apps cannot read: ${JSON.stringify(device).slice(0, 200)}`);
+      if (new Set(body.map((device: { id: string }) => device.id)).size !== body.length)
+        fail('a device listed twice');
+      if (bob && body.some((device: { subscriptions: number }) => device.subscriptions !== 0))
+        fail('Bob has subscriptions');
+      break;
+    }
+    case 'gp-sync': {
+      const groups = body?.synchronized;
+      if (!Array.isArray(groups) || !groups.every(isStrings) || groups.length > 1)
+        fail('synchronized is not one group of device ids');
+      if (!Array.isArray(body['not-synchronized']) || body['not-synchronized'].length > 0)
+        fail('not-synchronized is not empty: every device is synchronized');
+      break;
+    }
+    case 'gp-episodes': {
+      if (!UNIX_SECONDS(body?.timestamp)) fail('timestamp is not integer Unix seconds');
+      if (!Array.isArray(body.actions)) fail('actions is not a list');
+      for (const action of body.actions) {
+        const plays = ['started', 'position', 'total'].map((field) => action?.[field]);
+        if (
+          typeof action?.podcast !== 'string' ||
+          typeof action.episode !== 'string' ||
+          !(EPISODE_ACTION_KINDS as readonly unknown[]).includes(action.action) ||
+          typeof action.timestamp !== 'string' ||
+          !GPODDER_TIME.test(action.timestamp) ||
+          plays.some(
+            (n) => n !== undefined && n !== null && (action.action !== 'play' || !Number.isSafeInteger(n)),
+          )
+        )
+          fail(`an action the apps cannot read: ${JSON.stringify(action).slice(0, 200)}`);
+      }
+      if (/[?&]aggregated=true(&|$)/.test(plan.target)) {
+        const episodes = body.actions.map((action: any) => `${action.podcast}\u0000${action.episode}`);
+        if (new Set(episodes).size !== episodes.length) fail('aggregated lists an episode twice');
+      }
+      if (bob && body.actions.length > 0) fail("another user's actions are visible");
+      break;
+    }
+    case 'simple-get':
+      if (plan.answering === 'json') {
+        if (!isStrings(body)) fail('not a list of URLs');
+        if (bob && body.length > 0) fail("another user's subscriptions are visible");
+      }
+      break;
+    default:
+      break;
+  }
+}
+
 /** With every bucket empty: what the rate limit lets through unanswered by a 429 — requests
  * refused before the limit is consulted (the router, Node's parser, the body parser, and
  * credentials: failed authentication is not rate-limited). */
 export function allowedWhenLimited(plan: Plan, _bodyBytes: number, headBytes: number): Set<number> {
   const allowed = new Set<number>();
   if (!METHODS_NODE_PARSES.has(plan.method) || headBytes > MAX_HEADER_BYTES - 2_000) allowed.add(405);
+  if (isGpodder(plan.route)) {
+    // The gpodder guard: only a body over the limit before it (413); credentials of nobody or of
+    // another user 401 (or 429 once failed credentials have emptied the address's bucket); the
+    // user's bucket (429) before any input is judged.
+    if (plan.body !== undefined) allowed.add(413);
+    if (!plan.clean) [400, 401, 404].forEach((status) => allowed.add(status));
+    const own = (plan.auth.who === 'alice' || plan.auth.who === 'bob') && plan.pathUser === 'own';
+    if (!own) allowed.add(401);
+    if (own || plan.auth.header !== undefined || plan.headers.cookie !== undefined) allowed.add(429);
+    return allowed;
+  }
   if (plan.body !== undefined) [405, 413].forEach((status) => allowed.add(status));
   if (!plan.clean) allowed.add(404);
   const authenticated = plan.route !== 'login' && plan.route !== 'refresh';
