@@ -229,12 +229,10 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       const bob = await app.freshUser();
       const mine = feed('bob');
       await app.as(bob).post(`/api/2/subscriptions/${bob.name}/phone.json`, { add: [mine], remove: [] });
-      const response = await app
-        .as(alice)
-        .request('PUT', `/subscriptions/${bob.name}/phone.txt`, {
-          rawBody: '',
-          headers: { 'content-type': 'text/plain' },
-        });
+      const response = await app.as(alice).request('PUT', `/subscriptions/${bob.name}/phone.txt`, {
+        rawBody: '',
+        headers: { 'content-type': 'text/plain' },
+      });
       expect(response.status).toBe(401);
       expect((await app.as(bob).get(`/subscriptions/${bob.name}.json`)).body).toEqual([mine]);
     });
