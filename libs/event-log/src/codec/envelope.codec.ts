@@ -11,7 +11,12 @@ import { z } from 'zod';
 const guid = z.string().uuid();
 const userId = z.string().min(1);
 const deviceId = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/);
-const seconds = z.number().int().nonnegative();
+/** An episode action's play fields: seconds, stored as PostgreSQL `integer`. */
+const seconds = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(2 ** 31 - 1);
 const addItem = z.object({ feedUrl: z.unknown(), guid: z.unknown().optional(), candidateGuid: guid });
 /** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
 export const MAX_UPLOAD_URLS = 10_000;
