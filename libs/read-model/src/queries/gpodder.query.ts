@@ -1,4 +1,4 @@
-import { DeviceType, EpisodeActionKind, Instant } from '@castlog/domain';
+import { DeviceType, EpisodeActionKind, Instant, normalizeFeedUrl } from '@castlog/domain';
 import { DataSource } from 'typeorm';
 import { ReadSchema } from '../projection-versions';
 import { poolOf, quoteIdent } from '../sql';
@@ -10,8 +10,8 @@ import { poolOf, quoteIdent } from '../sql';
 export interface SubscriptionChanges {
   /** Subscribed now and changed at or after `since`. */
   readonly add: readonly string[];
-  /** Unsubscribed, deleted or merged into another subscription, changed at or after `since`, and
-   * not also in `add`. */
+  /** Unsubscribed, deleted or merged into another subscription, or an older URL of a subscription
+   * whose URL changed, changed at or after `since`, and not also in `add`. */
   readonly remove: readonly string[];
   readonly clock: Instant;
 }
@@ -74,10 +74,18 @@ export class GpodderQuery {
    * URL and nothing removed. */
   async changesSince(userId: string, given: Instant | null): Promise<SubscriptionChanges> {
     const since = given === null || given <= 0 ? null : given;
-    const rows = await this.query<{ clock: string; feed_url: string | null; subscribed: boolean | null }>(
+    const rows = await this.query<{
+      clock: string;
+      feed_url: string | null;
+      subscribed: boolean | null;
+      urls: string[] | null;
+    }>(
       (s) => `
         WITH clock AS (SELECT coalesce((SELECT last_instant FROM ${s}.user_clocks WHERE user_id = $1), 0) AS clock)
-        SELECT clock.clock, sub.feed_url, (${SUBSCRIBED}) AS subscribed
+        SELECT clock.clock, sub.feed_url, (${SUBSCRIBED}) AS subscribed,
+               CASE WHEN $2::bigint IS NULL THEN NULL ELSE
+                 (SELECT array_agg(f.normalized_feed_url) FROM ${s}.subscription_feed_urls f
+                   WHERE f.user_id = $1 AND f.subscription_id = sub.id) END AS urls
           FROM clock LEFT JOIN ${s}.subscriptions sub
             ON sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time >= $2::bigint)
          ORDER BY sub.change_time, sub.id`,
@@ -89,6 +97,11 @@ export class GpodderQuery {
       if (row.feed_url === null) continue;
       if (row.subscribed === true) add.add(row.feed_url);
       else if (since !== null) remove.add(row.feed_url);
+      if (since === null) continue;
+      // A feed whose URL was changed (PATCH new_feed_url) is gone under its older URLs: a client
+      // holding one of them removes it (the older URLs as compared, normalised).
+      const current = normalizeFeedUrl(row.feed_url);
+      for (const url of row.urls ?? []) if (url !== current) remove.add(url);
     }
     for (const url of add) remove.delete(url);
     return { add: [...add], remove: [...remove], clock: Number(rows[0]?.clock ?? 0) };
