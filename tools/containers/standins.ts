@@ -6,7 +6,7 @@ import {
   repoRoot,
   runCommand,
 } from '@castlog/infra';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Engine, imageExists, run } from './engine';
@@ -110,18 +110,27 @@ const prepareContext: Record<Kind, (context: string, log: (line: string) => void
   },
 };
 
+const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
+
 /** A minimal Debian bookworm from the mirror apt uses, imported once. */
 async function ensureBookworm(engine: Engine, log: (line: string) => void): Promise<void> {
   if (await imageExists(engine, BOOKWORM)) return;
   const dir = join(castlogCacheDir(), 'standins');
   await mkdir(dir, { recursive: true });
   const tarball = join(dir, 'bookworm.tar');
-  if (!existsSync(tarball)) {
+  if (!isFile(tarball)) {
     log('making a Debian bookworm root file system with mmdebstrap (about a minute)');
     const partial = `${tarball}.partial`;
-    await runCommand('mmdebstrap', ['--variant=minbase', '--include=ca-certificates', 'bookworm', partial], {
-      notFound: 'mmdebstrap is needed to build stand-in images (apt-get install mmdebstrap)',
-    });
+    // Anything left at either path by an interrupted or older run is made again.
+    await rm(partial, { recursive: true, force: true });
+    await rm(tarball, { recursive: true, force: true });
+    // The format is named: mmdebstrap guesses it from the file name, and `.partial` would make it
+    // write a directory.
+    await runCommand(
+      'mmdebstrap',
+      ['--variant=minbase', '--format=tar', '--include=ca-certificates', 'bookworm', partial],
+      { notFound: 'mmdebstrap is needed to build stand-in images (apt-get install mmdebstrap)' },
+    );
     await rename(partial, tarball);
   }
   await run(engine, [engine.cli, 'import', tarball, BOOKWORM]);
