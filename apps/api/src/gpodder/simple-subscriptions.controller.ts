@@ -1,7 +1,7 @@
 import { GpodderQuery } from '@castlog/read-model';
 import { toOpml } from '@castlog/opml';
 import { applyDecorators, Body, Controller, Get, Header, HttpCode, Inject, Param, Put } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
 import { ApiWriteErrors } from '../http/openapi';
 import { RequestId } from '../http/request-context';
@@ -36,7 +36,7 @@ const ApiList = (format: SimpleFormat, device: boolean) =>
         ? "Every device shares the user's one subscription set; a device not used before is created."
         : "The user's subscribed feeds.",
     }),
-    ApiProduces(MEDIA_TYPE[format]),
+    // The media type is the 200's own (`content`), not the route's: its errors are JSON error bodies.
     format === 'json'
       ? ApiOkResponse({ description: LIST_DESCRIPTION.json, schema: SIMPLE_LIST_SCHEMA })
       : ApiOkResponse({

@@ -1,7 +1,7 @@
 import { Controller, Header, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CastlogRoute } from '@castlog/http';
 import { ReplyWithHeaders } from '../../auth/rate-limit.guard';
+import { GpodderRoute } from '../gpodder.openapi';
 import {
   EndsSession,
   GpodderAuthenticated,
@@ -28,7 +28,7 @@ export class GpodderAuthController {
   constructor(@Inject(GpodderSessions) private readonly sessions: GpodderSessions) {}
 
   @Post('login.json')
-  @CastlogRoute({ textBody: true, invalidInputStatus: 400 })
+  @GpodderRoute()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @userParam
@@ -53,7 +53,7 @@ export class GpodderAuthController {
   }
 
   @Post('logout.json')
-  @CastlogRoute({ textBody: true, invalidInputStatus: 400 })
+  @GpodderRoute()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @EndsSession()
