@@ -1,18 +1,6 @@
 import { ApiResponse } from '../support/api-client';
-import { errorBody, feed } from '../support/contract';
+import { GPODDER_INVALID as INVALID, errorBody, feed } from '../support/contract';
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
-
-/** castlog's error body with gpodder.net's 400. */
-const INVALID = (detail?: string | RegExp) =>
-  expect.objectContaining({
-    code: '400',
-    message:
-      detail === undefined
-        ? expect.stringMatching(/^Input could not be validated/)
-        : typeof detail === 'string'
-          ? `Input could not be validated: ${detail}`
-          : expect.stringMatching(detail),
-  });
 
 const GPODDER_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 /** The second of a Unix timestamp as gpodder.net writes an action's time. */

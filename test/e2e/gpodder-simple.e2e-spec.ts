@@ -1,19 +1,7 @@
 import { parseOpml } from '@castlog/opml';
 import { ApiResponse } from '../support/api-client';
-import { errorBody, feed } from '../support/contract';
+import { GPODDER_INVALID as INVALID, errorBody, feed } from '../support/contract';
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
-
-/** castlog's error body with gpodder.net's 400. */
-const INVALID = (detail?: string | RegExp) =>
-  expect.objectContaining({
-    code: '400',
-    message:
-      detail === undefined
-        ? expect.stringMatching(/^Input could not be validated/)
-        : typeof detail === 'string'
-          ? `Input could not be validated: ${detail}`
-          : expect.stringMatching(detail),
-  });
 
 const sorted = (list: readonly string[]) => [...list].sort();
 const xmlEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');

@@ -9,9 +9,11 @@ export const errorBody = (code: number, message?: string) => ({
   message: message ?? expect.any(String),
 });
 
-export const VALIDATION = (detail?: string | RegExp) =>
+/** The error body of input that fails validation: 405 on /v1 (the Open Podcast API's status),
+ * 400 on the gpodder.net routes (`GPODDER_INVALID`). */
+const invalidInput = (code: '400' | '405', detail?: string | RegExp) =>
   expect.objectContaining({
-    code: '405',
+    code,
     message:
       detail === undefined
         ? expect.stringMatching(/^Input could not be validated/)
@@ -19,6 +21,11 @@ export const VALIDATION = (detail?: string | RegExp) =>
           ? `Input could not be validated: ${detail}`
           : expect.stringMatching(detail),
   });
+
+export const VALIDATION = (detail?: string | RegExp) => invalidInput('405', detail);
+
+/** castlog's error body with gpodder.net's 400. */
+export const GPODDER_INVALID = (detail?: string | RegExp) => invalidInput('400', detail);
 
 /** A feed URL no other test uses. */
 export const feed = (label = 'feed'): string => `https://${label}.example.com/${randomUUID()}/rss`;

@@ -1,4 +1,5 @@
-import { LogEvent, LogEventType } from '@castlog/domain';
+import { LOG_EVENT_VERSION, LogEvent, LogEventType } from '@castlog/domain';
+import { randomUUID } from 'node:crypto';
 
 /** What the API (or the saga) appends: one event, keyed by user id so one user's events are
  * totally ordered in one partition. */
@@ -10,6 +11,17 @@ export interface EventEnvelope {
   readonly requestId: string;
   readonly value: LogEvent;
 }
+
+/** The envelope of `event` for the request `requestId`: keyed by its user, in the current schema
+ * version, with a fresh event id. */
+export const envelopeOf = (event: LogEvent, requestId: string): EventEnvelope => ({
+  key: event.userId,
+  type: event.type,
+  version: LOG_EVENT_VERSION,
+  eventId: randomUUID(),
+  requestId,
+  value: event,
+});
 
 export interface LogPosition {
   readonly partition: number;

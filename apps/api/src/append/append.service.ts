@@ -1,11 +1,10 @@
 import { CONFIG, Config } from '@castlog/config';
-import { isOutcomeOf, LOG_EVENT_VERSION, LogEvent, OutcomeOf } from '@castlog/domain';
-import { EventLog } from '@castlog/event-log';
+import { isOutcomeOf, LogEvent, OutcomeOf } from '@castlog/domain';
+import { envelopeOf, EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { Unavailable } from '../http/errors';
 import { OffsetWaiter } from './offset-waiter';
 
@@ -43,16 +42,7 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     let position;
     const appendTimer = this.metrics.appendDuration.startTimer();
     try {
-      [position] = await this.eventLog.append([
-        {
-          key: event.userId,
-          type: event.type,
-          version: LOG_EVENT_VERSION,
-          eventId: randomUUID(),
-          requestId,
-          value: event,
-        },
-      ]);
+      [position] = await this.eventLog.append([envelopeOf(event, requestId)]);
     } catch (error) {
       this.logger.warn(`append failed for request ${requestId}: ${String(error)}`);
       throw new Unavailable(retryAfter, 'the event log cannot be reached');

@@ -5,12 +5,11 @@ import {
   FailedItem,
   isGuid,
   isOutcomeOf,
-  LOG_EVENT_VERSION,
   normalizeGuid,
   RequestOutcome,
   SubscriptionsAddRequested,
 } from '@castlog/domain';
-import { EventEnvelope, EventLog, LogPosition } from '@castlog/event-log';
+import { envelopeOf, EventLog, LogPosition } from '@castlog/event-log';
 import { OpmlError, OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
 import { GpodderQuery, OutcomesQuery, positionKey } from '@castlog/read-model';
 import { Presets, SingleBar } from 'cli-progress';
@@ -211,14 +210,7 @@ async function appendChunks(
 ): Promise<LogPosition[]> {
   const positions: LogPosition[] = [];
   for (const [index, event] of chunks.entries()) {
-    const envelope: EventEnvelope = {
-      key: event.userId,
-      type: event.type,
-      version: LOG_EVENT_VERSION,
-      eventId: randomUUID(),
-      requestId,
-      value: event,
-    };
+    const envelope = envelopeOf(event, requestId);
     try {
       const [position] = await eventLog.append([envelope]);
       if (!position) throw new Error('the log answered no position');

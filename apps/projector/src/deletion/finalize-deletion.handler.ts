@@ -1,11 +1,10 @@
-import { decide, LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
-import { EventLog } from '@castlog/event-log';
+import { decide, LogEvent } from '@castlog/domain';
+import { envelopeOf, EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database, DeletionSagaQuery, inTransaction, SagaRow } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
 import { isUnavailableError } from '@castlog/supervision';
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { randomUUID } from 'node:crypto';
 import { loadStates, writeChanges } from '@castlog/projection';
 import { DELETION_SAGA_FAULTS, DeletionSagaFaults } from './deletion-saga.faults';
 import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
@@ -110,16 +109,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       row.result === 'COMPLETED'
         ? { type: 'DeletionCompleted', userId: row.user_id, deletionId, deletedAt: Number(row.deleted_at) }
         : { type: 'DeletionFailed', userId: row.user_id, deletionId, reason: row.reason ?? '' };
-    await this.eventLog.append([
-      {
-        key: row.user_id,
-        type: event.type,
-        version: LOG_EVENT_VERSION,
-        eventId: randomUUID(),
-        requestId: `deletion-${deletionId}`,
-        value: event,
-      },
-    ]);
+    await this.eventLog.append([envelopeOf(event, `deletion-${deletionId}`)]);
     await this.saga.markLogged(this.database.dataSource, deletionId);
   }
 
