@@ -25,13 +25,16 @@ export interface ServeOptions {
 }
 
 /** The entry points' common life: configuration, logger, runtime, HTTP on HOST:PORT, and a
- * graceful stop on SIGINT/SIGTERM. Start-up failures print one line and exit 1. */
+ * graceful stop on SIGINT/SIGTERM. Signals are handled from the start: one that comes while the app
+ * is still starting (a container stopped during its boot, where PID 1 would ignore it) stops the
+ * app as soon as it has started, within SHUTDOWN_TIMEOUT. Start-up failures print one line and
+ * exit 1. */
 export function serve(options: ServeOptions): void {
+  const config = loadConfigOrExit();
+  if (options.scaled) requireScaled(config, options.name);
+  const logger = createLogger(config, options.name);
+  let stop: () => Promise<void> = async () => undefined;
   const run = async () => {
-    const config = loadConfigOrExit();
-    if (options.scaled) requireScaled(config, options.name);
-    const logger = createLogger(config, options.name);
-    let stop: () => Promise<void> = async () => undefined;
     const runtime = await openRuntime(config, {
       log: runtimeLog(logger),
       fatal: (reason) => {
@@ -45,9 +48,14 @@ export function serve(options: ServeOptions): void {
     stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
     await app.listen({ port: config.PORT, host: config.HOST });
     options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
-    onShutdown(stop, config.SHUTDOWN_TIMEOUT, (message) => logger.info(message));
   };
-  run().catch((error: unknown) => {
+  const started = run();
+  onShutdown(
+    () => started.then(() => stop()),
+    config.SHUTDOWN_TIMEOUT,
+    (message) => logger.info(message),
+  );
+  started.catch((error: unknown) => {
     process.stderr.write(
       `${options.name} failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
     );
