@@ -93,6 +93,15 @@ describe('the compose stack', () => {
       `[containers] projector killed: every user served again after ${(Date.now() - killedAt) / 1000} s`,
     );
     await composeUp(engine, 'projector-1');
+    // Back in the stack: running and healthy before the next test stops it.
+    await poll(
+      'every container of the stack to be healthy again',
+      async () => (await checkAll(engine)).length === 0,
+      {
+        timeoutMs: 90_000,
+        everyMs: 1_000,
+      },
+    );
   });
 
   it('stops every app cleanly on SIGTERM and keeps the data in its volumes across a restart of the stack', async () => {
