@@ -40,9 +40,10 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
   async request<E extends LogEvent>(event: E, requestId: string): Promise<OutcomeOf<E>> {
     const retryAfter = this.config.RETRY_AFTER_SECONDS;
     let position;
+    const envelope = envelopeOf(event, requestId);
     const appendTimer = this.metrics.appendDuration.startTimer();
     try {
-      [position] = await this.eventLog.append([envelopeOf(event, requestId)]);
+      [position] = await this.eventLog.append([envelope]);
     } catch (error) {
       this.logger.warn(`append failed for request ${requestId}: ${String(error)}`);
       throw new Unavailable(retryAfter, 'the event log cannot be reached');
@@ -55,12 +56,22 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
       position.partition,
       position.offset,
       this.config.READ_YOUR_WRITES_TIMEOUT,
+      envelope.eventId,
     );
     waitTimer({ result: outcome === 'timed-out' ? 'timed_out' : 'applied' });
     if (outcome === 'timed-out') {
       throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
     }
-    if (outcome === 'missing') throw new Unavailable(retryAfter);
+    // The projection passed the position without an outcome of this event: the record there is
+    // another one (the log lost the one it had acknowledged, as a broker's unclean restart can),
+    // or the outcome could not be read. Never answer another request's outcome.
+    if (outcome === 'missing') {
+      this.logger.error(
+        `request ${requestId}: no outcome of event ${envelope.eventId} at ${position.partition}:${position.offset} ` +
+          'although the projection has passed it',
+      );
+      throw new Unavailable(retryAfter, 'the event log lost the request; send it again');
+    }
     if (!isOutcomeOf(event, outcome)) throw new Unavailable(retryAfter, `unexpected outcome ${outcome.kind}`);
     return outcome;
   }

@@ -36,7 +36,7 @@ async function apply(
   partition: number,
   offset: number,
   outcome: RequestOutcome | null,
-  { notify = true } = {},
+  { notify = true, eventId = randomUUID() } = {},
 ): Promise<void> {
   await inTransaction(database.dataSource, async (sql: Sql) => {
     if (outcome)
@@ -44,7 +44,7 @@ async function apply(
         `INSERT INTO ${quoteIdent(schema)}.request_outcomes
            (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
          VALUES ($1, $2, 'user', $3, 'request', 'SubscriptionsAddRequested', 1, $4)`,
-        [partition, offset, randomUUID(), JSON.stringify(outcome)],
+        [partition, offset, eventId, JSON.stringify(outcome)],
       );
     await storeOffsets(sql, schema, { [partition]: offset + 1 }, { notify });
   });
@@ -98,6 +98,19 @@ describe('OffsetWaiter', () => {
     const waiting = waiter.outcomeOf(2, 0, 10_000);
     await apply(database, BASE, 2, 0, null);
     expect(await waiting).toBe('missing');
+  });
+
+  it("answers its own event's outcome, and missing when the position holds another event's", async () => {
+    const mine = randomUUID();
+    const waiting = waiter.outcomeOf(3, 0, 10_000, mine);
+    await apply(database, BASE, 3, 0, recorded('mine'), { eventId: mine });
+    expect(await waiting).toEqual(recorded('mine'));
+    // The log lost an acknowledged record and gave its offset to another event: not this request's.
+    const lost = waiter.outcomeOf(3, 1, 10_000, randomUUID());
+    await apply(database, BASE, 3, 1, recorded('another request'));
+    expect(await lost).toBe('missing');
+    expect(await waiter.outcomeOf(3, 1, 50, randomUUID())).toBe('missing');
+    expect(await waiter.outcomeOf(3, 0, 50, mine)).toEqual(recorded('mine'));
   });
 
   it("ignores another version's notices", async () => {

@@ -20,6 +20,7 @@ export type WaitResult = RequestOutcome | 'timed-out' | 'missing';
 interface Waiter {
   readonly partition: number;
   readonly offset: number;
+  readonly eventId?: string;
   readonly settle: (result: WaitResult) => void;
 }
 
@@ -130,15 +131,21 @@ export class OffsetWaiter {
     if (schema === this.readModel.schema) this.advance(partition, next);
   }
 
-  /** The outcome of the record at (partition, offset) once it is applied; 'timed-out' after
+  /** The outcome of the record at (partition, offset) once it is applied, if it is the event
+   * `eventId`; 'missing' when the projection passed the position without it; 'timed-out' after
    * `timeoutMs`. */
-  async outcomeOf(partition: number, offset: number, timeoutMs: number): Promise<WaitResult> {
+  async outcomeOf(
+    partition: number,
+    offset: number,
+    timeoutMs: number,
+    eventId?: string,
+  ): Promise<WaitResult> {
     if ((this.stored.get(partition) ?? -1) > offset)
-      return (await this.outcomes.at({ partition, offset })) ?? 'missing';
+      return (await this.outcomes.at({ partition, offset, eventId })) ?? 'missing';
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
     const applied = new Promise<WaitResult>((resolve) => {
-      waiter = { partition, offset, settle: resolve };
+      waiter = { partition, offset, eventId, settle: resolve };
       const set = this.waiters.get(partition) ?? new Set<Waiter>();
       set.add(waiter);
       this.waiters.set(partition, set);
