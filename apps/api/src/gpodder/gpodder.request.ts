@@ -14,7 +14,7 @@ import { MAX_UPLOAD_URLS, UNSTORABLE_TEXT } from '@castlog/event-log';
 import { OpmlError, parseOpml } from '@castlog/opml';
 import { randomUUID } from 'node:crypto';
 import { ValidationFailed } from '../http/errors';
-import { isObject, MAX_BODY_DEPTH, parseDateTime } from '../http/parse';
+import { checkStorable, isObject, parseDateTime } from '../http/parse';
 
 // The gpodder.net face's input: path segments, queries and bodies, checked before anything reaches
 // the log. Every refusal is a ValidationFailed, which gpodder routes answer 400 (GpodderRoute).
@@ -75,9 +75,7 @@ export function parseEpisodeActionsQuery(query: Record<string, unknown>): Episod
   };
 }
 
-/** The body's JSON value. The log and the read model must be able to store every string and key
- * in it (no U+0000, no unpaired surrogate), it nests at most MAX_BODY_DEPTH levels, and no key is
- * `__proto__` (as Fastify's own JSON parsing refuses). */
+/** The body's JSON value, as the log and the read model can store it (`checkStorable`). */
 export function parseJsonBody(text: string): unknown {
   let value: unknown;
   try {
@@ -85,23 +83,7 @@ export function parseJsonBody(text: string): unknown {
   } catch {
     throw new ValidationFailed('the body is not JSON');
   }
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [item, depth] = next;
-    if (typeof item === 'string') {
-      if (UNSTORABLE_TEXT.test(item))
-        throw new ValidationFailed('strings must not hold U+0000 or unpaired surrogates');
-    } else if (typeof item === 'object' && item !== null) {
-      if (depth >= MAX_BODY_DEPTH)
-        throw new ValidationFailed(`the body must not nest deeper than ${MAX_BODY_DEPTH} levels`);
-      for (const [key, inner] of Object.entries(item)) {
-        if (UNSTORABLE_TEXT.test(key))
-          throw new ValidationFailed('keys must not hold U+0000 or unpaired surrogates');
-        if (key === '__proto__') throw new ValidationFailed('the body must not hold a __proto__ key');
-        pending.push([inner, depth + 1]);
-      }
-    }
-  }
+  checkStorable(value);
   return value;
 }
 

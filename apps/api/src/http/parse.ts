@@ -9,12 +9,19 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
  * and PostgreSQL's jsonb handle. */
 export const MAX_BODY_DEPTH = 32;
 
-/** A request body must be a JSON object that the event log and the read model can store: no
- * string or key with U+0000 or a lone surrogate (`\u0000`, `\ud800` in JSON), at most
- * MAX_BODY_DEPTH levels deep. Otherwise 405: such a value would make the append fail (503) or,
- * once in the log, stop the projection that cannot store its outcome. */
+/** A request body must be a JSON object that the event log and the read model can store (see
+ * `checkStorable`). Otherwise 405: such a value would make the append fail (503) or, once in the
+ * log, stop the projection that cannot store its outcome. */
 export function parseBodyObject(body: unknown): Record<string, unknown> {
   if (!isObject(body)) throw new ValidationFailed('the body must be a JSON object');
+  checkStorable(body);
+  return body;
+}
+
+/** A body's JSON value as the event log and the read model can store it: no string or key with
+ * U+0000 or a lone surrogate (`\u0000`, `\ud800` in JSON), at most MAX_BODY_DEPTH levels deep, and
+ * no `__proto__` key (Fastify's own JSON parsing refuses one; text bodies are parsed by castlog). */
+export function checkStorable(body: unknown): void {
   const pending: [unknown, number][] = [[body, 0]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, depth] = next;
@@ -27,11 +34,11 @@ export function parseBodyObject(body: unknown): Record<string, unknown> {
       for (const [key, item] of Object.entries(value)) {
         if (UNSTORABLE_TEXT.test(key))
           throw new ValidationFailed('keys must not hold U+0000 or unpaired surrogates');
+        if (key === '__proto__') throw new ValidationFailed('the body must not hold a __proto__ key');
         pending.push([item, depth + 1]);
       }
     }
   }
-  return body;
 }
 
 export function parseGuid(value: unknown, name: string): string {
