@@ -10,7 +10,7 @@ import {
   isDeviceId,
   toGpodderTime,
 } from '@castlog/domain';
-import { MAX_UPLOAD_URLS, UNSTORABLE_TEXT } from '@castlog/event-log';
+import { MAX_PLAY_SECONDS, MAX_UPLOAD_URLS, UNSTORABLE_TEXT } from '@castlog/event-log';
 import { OpmlError, parseOpml } from '@castlog/opml';
 import { randomUUID } from 'node:crypto';
 import { ValidationFailed } from '../http/errors';
@@ -177,8 +177,6 @@ export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
 }
 
 const PLAY_FIELDS = ['started', 'position', 'total'] as const;
-/** The read model keeps the play fields as PostgreSQL integers. */
-const MAX_PLAY_SECONDS = 2_147_483_647;
 
 /** An action's timestamp as gpodder.net keeps it, `YYYY-MM-DDTHH:MM:SS` in UTC: any RFC 3339
  * date-time is read (without an offset it is UTC; a fraction of a second is dropped). */

@@ -1,6 +1,7 @@
 import {
   DEVICE_TYPES,
   EPISODE_ACTION_KINDS,
+  isDeviceId,
   LOG_EVENT_TYPES,
   LOG_EVENT_VERSION,
   LogEvent,
@@ -10,13 +11,11 @@ import { z } from 'zod';
 
 const guid = z.string().uuid();
 const userId = z.string().min(1);
-const deviceId = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/);
-/** An episode action's play fields: seconds, stored as PostgreSQL `integer`. */
-const seconds = z
-  .number()
-  .int()
-  .nonnegative()
-  .max(2 ** 31 - 1);
+const deviceId = z.string().refine(isDeviceId, 'not a device id');
+/** The largest play field (`started`, `position`, `total`, in seconds) of an episode action: the
+ * read model stores them as PostgreSQL `integer`. */
+export const MAX_PLAY_SECONDS = 2 ** 31 - 1;
+const seconds = z.number().int().nonnegative().max(MAX_PLAY_SECONDS);
 const addItem = z.object({ feedUrl: z.unknown(), guid: z.unknown().optional(), candidateGuid: guid });
 /** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
 export const MAX_UPLOAD_URLS = 10_000;
