@@ -18,11 +18,11 @@ import { AuthStore, CredentialVerifier, authenticate } from '@castlog/auth';
 import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
 import {
+  FailedCredentials,
   RateLimitGuard,
   RateLimiter,
   RateLimits,
   ReplyWithHeaders,
-  tooManyRequests,
 } from './rate-limit.guard';
 import { TokenCache } from './token-cache';
 
@@ -66,15 +66,11 @@ export class CredentialsGuard implements CanActivate {
     const request = http.getRequest<AuthenticatedRequest>();
     const header =
       typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
-    const failures = `failed-credentials:${request.ip ?? 'unknown'}`;
-    if (header !== undefined) {
-      const retryAfterSeconds = await this.limiter.peek(failures);
-      if (retryAfterSeconds > 0)
-        throw tooManyRequests(http.getResponse<ReplyWithHeaders>(), retryAfterSeconds);
-    }
+    const failures = new FailedCredentials(this.limiter, request, header !== undefined);
+    await failures.refuseWhileBlocked(http.getResponse<ReplyWithHeaders>());
     const userId = await authenticate(this.verifier, header, new Date());
     if (!userId) {
-      if (header !== undefined) await this.limiter.take(failures);
+      await failures.failed();
       throw new UnauthorizedException('User not authorized');
     }
     request.userId = userId;

@@ -60,6 +60,34 @@ export class RateLimitGuard implements CanActivate {
   }
 }
 
+/** Failed credentials, counted per client address: once RATE_LIMIT_PER_MINUTE have failed, a
+ * request presenting credentials from that address answers 429 before any is checked (which
+ * bounds password guessing and the scrypt work it costs). A request without credentials costs
+ * nothing and is not counted. One bookkeeping for the /v1 and the gpodder.net guards. */
+export class FailedCredentials {
+  private readonly key: string;
+
+  constructor(
+    private readonly limiter: RateLimits,
+    request: { ip?: string },
+    private readonly presented: boolean,
+  ) {
+    this.key = `failed-credentials:${request.ip ?? 'unknown'}`;
+  }
+
+  /** 429 (thrown) while the address is past its limit. */
+  async refuseWhileBlocked(reply: ReplyWithHeaders): Promise<void> {
+    if (!this.presented) return;
+    const retryAfterSeconds = await this.limiter.peek(this.key);
+    if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
+  }
+
+  /** Counts a failure of the credentials presented. */
+  async failed(): Promise<void> {
+    if (this.presented) await this.limiter.take(this.key);
+  }
+}
+
 /** 429 with the error body; sets `Retry-After` on the reply. */
 export function tooManyRequests(reply: ReplyWithHeaders, retryAfterSeconds: number): HttpException {
   reply.header('Retry-After', String(retryAfterSeconds));

@@ -21,7 +21,13 @@ import { AuthStore, SESSION_TTL_MS, parseAuthorization } from '@castlog/auth';
 import { isPossibleUserName } from '../../auth/auth.request';
 import { errorSchema } from '../../auth/auth.response';
 import { BASIC_SCHEME, BEARER_SCHEME, SESSION_SCHEME } from '../../auth/credentials.guard';
-import { RateLimiter, RateLimits, ReplyWithHeaders, tooManyRequests } from '../../auth/rate-limit.guard';
+import {
+  FailedCredentials,
+  RateLimiter,
+  RateLimits,
+  ReplyWithHeaders,
+  tooManyRequests,
+} from '../../auth/rate-limit.guard';
 import { TokenCache } from '../../auth/token-cache';
 import { readSessionCookie, sessionCookie } from './session-cookie';
 
@@ -130,16 +136,16 @@ export class GpodderAuthGuard implements CanActivate {
     const header =
       typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
     const cookie = readSessionCookie(request.headers.cookie);
-    const presented = header !== undefined || cookie !== undefined;
-    const failures = `failed-credentials:${request.ip ?? 'unknown'}`;
-    if (presented) {
-      const retryAfterSeconds = await this.limiter.peek(failures);
-      if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
-    }
+    const failures = new FailedCredentials(
+      this.limiter,
+      request,
+      header !== undefined || cookie !== undefined,
+    );
+    await failures.refuseWhileBlocked(reply);
     const pathUser = request.params?.user;
     const proven = typeof pathUser === 'string' ? await this.identify(header, cookie, pathUser, now) : null;
     if (!proven || proven.user.name !== pathUser) {
-      if (presented) await this.limiter.take(failures);
+      await failures.failed();
       throw gpodderUnauthorized(reply);
     }
     const { user, credential } = proven;
