@@ -115,4 +115,32 @@ describe('a Kafka broker restart while the API takes writes', () => {
     });
     expect(differences.map(describeDifference)).toEqual([]);
   }, 300_000);
+
+  it('is ready again after the broker is SIGKILLed and restarted, though no write comes in', async () => {
+    const readiness = async () => {
+      const response = await fetch(new URL('/health/ready', app.url));
+      return { status: response.status, body: await response.text() };
+    };
+    await app.until('ready before the kill', async () => (await readiness()).status === 200, 60_000);
+    process.kill(broker!.pid, 'SIGKILL');
+    broker = undefined;
+    // The projector's consumer gives up on the dead broker and says so: the case this covers is a
+    // consumer that failed, not one that never noticed.
+    await app.until(
+      'the projection reported down while the broker is away',
+      async () => /projection v\d+ down/.test((await readiness()).body),
+      120_000,
+    );
+    broker = await startLocalKafka({ dir, port });
+    let last = await readiness();
+    await app
+      .until(
+        'ready again with no write coming in',
+        async () => (last = await readiness()).status === 200,
+        90_000,
+      )
+      .catch((error: unknown) => {
+        throw new Error(`${String(error)}; last answer: ${last.status} ${last.body}`);
+      });
+  }, 300_000);
 });

@@ -143,12 +143,18 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
         process: process.name,
         exitCode: null,
       });
+      let last = 'no answer';
       await poll(
         `${process.name} to be ready after: ${name}`,
-        async () =>
-          (await fetch(new URL('/health/ready', process.url)).catch(() => undefined))?.status === 200,
+        async () => {
+          const response = await fetch(new URL('/health/ready', process.url)).catch(() => undefined);
+          last = response ? `${response.status} ${await response.text()}` : 'no answer';
+          return response?.status === 200;
+        },
         { timeoutMs: 60_000 },
-      );
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}; its last answer: ${last}`);
+      });
     }
   }
 

@@ -53,6 +53,10 @@ export interface ConsumeOptions {
   readonly maxBatchSize?: number;
   /** Every failure the consumer recovers from: of the handler, of `startFrom`, of the log itself. */
   readonly onError?: (error: unknown) => void;
+  /** Called once the consumer is past every failure it reported: the log answers again, the stored
+   * positions of its partitions are read and a failed batch has been handled — whether or not any
+   * record arrives meanwhile. */
+  readonly onRecovered?: () => void;
 }
 
 /** A consumer keeps running through failures of its handler and of the log's connections until

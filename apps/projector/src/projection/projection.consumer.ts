@@ -89,8 +89,9 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
       handle: async (batch) => {
         await transactions.submit([batch]);
       },
-      // The log retries with backoff; the lane is reported down until a batch applies again.
+      // The log retries with backoff; the lane is reported down until it is past every failure.
       onError: (error) => this.health.lost(`${PROJECTION} v${version.version}`, error),
+      onRecovered: () => this.health.restored(`${PROJECTION} v${version.version}`),
     });
     this.logger.log(`projecting version ${version.version} into schema ${version.schema} as group ${group}`);
     return { version, consumer };
@@ -136,7 +137,6 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
       );
       throw error;
     }
-    this.health.restored(`${PROJECTION} v${version.version}`);
     const seconds = timer();
     const applied = results.reduce((sum, result) => sum + result.applied, 0);
     if (applied > 0) {

@@ -31,6 +31,7 @@ import {
   LogRecord,
   RunningConsumer,
 } from '../event-log.port';
+import { ConsumerFailures } from '../consumer-failures';
 import { GroupCommit } from '../group-commit';
 
 export interface KafkaEventLogOptions {
@@ -77,6 +78,12 @@ interface EncodedEnvelope {
   readonly bytes: number;
 }
 
+/** Causes of a consumer's failures (see ConsumerFailures): the log itself, reading a partition's
+ * stored position, handling a partition's batch. */
+const LOG = 'log';
+const startOf = (partition: number) => `start ${partition}`;
+const batchOf = (partition: number) => `batch ${partition}`;
+
 /** Waits for `work`, heartbeating meanwhile so the group keeps this member. */
 async function heartbeatWhile(
   work: Promise<unknown> | undefined,
@@ -107,6 +114,8 @@ export class KafkaEventLog implements EventLog {
   private readonly appends: GroupCommit<EncodedEnvelope, LogPosition>;
   private readonly component: string;
   private readonly log: LogFn;
+  private readonly closed = new AbortController();
+  private probing = false;
 
   private constructor(private readonly options: KafkaEventLogOptions) {
     this.partitions = options.partitions;
@@ -251,9 +260,30 @@ export class KafkaEventLog implements EventLog {
       this.options.health?.restored(this.component);
       return result;
     } catch (error) {
-      if (isUnavailableError(error)) this.options.health?.lost(this.component, error);
+      if (isUnavailableError(error)) this.lost(error);
       throw error;
     }
+  }
+
+  /** After a loss, a probe (the topic's offsets, with capped backoff) marks the log restored once the
+   * cluster answers, whether or not anything is appended meanwhile. */
+  private lost(error: unknown): void {
+    const { health } = this.options;
+    if (!health || this.closed.signal.aborted) return;
+    if (!health.isDown(this.component))
+      this.log('warn', `${this.component}: cluster out of reach (${messageOf(error)}); reconnecting`);
+    health.lost(this.component, error);
+    if (this.probing) return;
+    this.probing = true;
+    void retry(() => this.admin.fetchTopicOffsets(this.options.topic), {
+      signal: this.closed.signal,
+      onFailure: (failure) => health.lost(this.component, failure),
+    }).then(() => {
+      this.probing = false;
+      if (this.closed.signal.aborted) return;
+      health.restored(this.component);
+      this.log('info', `${this.component}: cluster answers again`);
+    });
   }
 
   /** A consumer in the group, kept running: kafkajs restarts it after retriable failures; one it
@@ -261,17 +291,18 @@ export class KafkaEventLog implements EventLog {
    * batch is retried in place, heartbeating, until it succeeds (see ConsumeOptions.handle). */
   async consume(options: ConsumeOptions): Promise<RunningConsumer> {
     const stopped = new AbortController();
+    const failures = new ConsumerFailures(options);
     let current: Consumer | undefined;
     let replacing: Promise<unknown> | undefined;
     const start = async () => {
-      current = await this.startConsumer(options, stopped.signal, replace);
+      current = await this.startConsumer(options, failures, stopped.signal, replace);
     };
     const replace = () => {
       if (stopped.signal.aborted || replacing) return;
       this.log('warn', `${options.group}: consumer stopped for good; starting a new one`);
       replacing = (async () => {
         await current?.disconnect().catch(() => undefined);
-        await retry(start, { signal: stopped.signal, onFailure: (error) => options.onError?.(error) });
+        await retry(start, { signal: stopped.signal, onFailure: (error) => failures.failed(LOG, error) });
       })().finally(() => (replacing = undefined));
     };
     await start();
@@ -287,6 +318,7 @@ export class KafkaEventLog implements EventLog {
 
   private async startConsumer(
     options: ConsumeOptions,
+    failures: ConsumerFailures,
     stopped: AbortSignal,
     dead: () => void,
   ): Promise<Consumer> {
@@ -302,23 +334,27 @@ export class KafkaEventLog implements EventLog {
     // Kafka's committed offsets are only a hint: on every assignment, seek to the caller's, and
     // hand over nothing of a partition before that seek is in place (batches fetched before it are
     // stale). The caller's store may be out of reach for a while: ask until it answers.
+    // Joining the group is this consumer working again; what is left is the new assignment's seeks.
     const seeks = new Map<number, Promise<void>>();
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const assigned = payload.memberAssignment[topic] ?? [];
+      failures.restarted(assigned.map(startOf));
       for (const partition of assigned) {
         const seek = retry(() => options.startFrom(partition), {
           signal: stopped,
-          onFailure: (error) => options.onError?.(error),
+          onFailure: (error) => failures.failed(startOf(partition), error),
         })
           .then((offset) => {
-            if (offset !== undefined) consumer.seek({ topic, partition, offset: String(offset) });
+            if (offset === undefined) return;
+            consumer.seek({ topic, partition, offset: String(offset) });
+            failures.cleared(startOf(partition));
           })
-          .catch((error: unknown) => options.onError?.(error));
+          .catch((error: unknown) => failures.failed(startOf(partition), error));
         seeks.set(partition, seek);
       }
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      options.onError?.(payload.error);
+      failures.failed(LOG, payload.error);
       if (!payload.restart) dead();
     });
     try {
@@ -354,9 +390,10 @@ export class KafkaEventLog implements EventLog {
             for (const backoff = new Backoff(); ;) {
               try {
                 await options.handle(logBatch);
+                failures.cleared(batchOf(batch.partition));
                 break;
               } catch (error) {
-                options.onError?.(error);
+                failures.failed(batchOf(batch.partition), error);
                 const delayMs = backoff.next();
                 this.log(
                   'warn',
@@ -386,7 +423,9 @@ export class KafkaEventLog implements EventLog {
   async endOffsets(): Promise<Map<number, number>> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
+        // Through `reporting`: readiness checks ask for these, so a log that answers again is seen
+        // as back even while nothing is appended.
+        const offsets = await this.reporting(() => this.admin.fetchTopicOffsets(this.options.topic));
         return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
       } catch (error) {
         if (!(error instanceof KafkaJSError && error.retriable) || attempt >= 6) throw error;
@@ -450,6 +489,7 @@ export class KafkaEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
+    this.closed.abort();
     await Promise.all([...this.stops].map((stop) => stop()));
     await this.producer.disconnect();
     await this.admin.disconnect();

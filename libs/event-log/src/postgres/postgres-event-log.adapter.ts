@@ -10,8 +10,11 @@ import {
   LogRecord,
   RunningConsumer,
 } from '../event-log.port';
+import { ConsumerFailures } from '../consumer-failures';
 import { GroupCommit } from '../group-commit';
 
+/** The one cause of this reader's failures (see ConsumerFailures): it restarts whole on any. */
+const LOG = 'log';
 const CHANNEL = 'castlog_log_appended';
 /** Serialises appenders so sequence numbers commit in order and readers never skip a gap. */
 const APPEND_LOCK = 0x6361_7374;
@@ -136,6 +139,7 @@ export class PostgresEventLog implements EventLog {
     const stopped = new AbortController();
     let wake: (() => void) | undefined;
     const backoff = new Backoff();
+    const failures = new ConsumerFailures(options);
 
     const follow = async (): Promise<void> => {
       const listener = await this.pool.connect();
@@ -154,13 +158,13 @@ export class PostgresEventLog implements EventLog {
         while (!stopped.signal.aborted) {
           if (broken) throw broken;
           const records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
+          if (records.length > 0) await options.handle({ partition: 0, records });
+          failures.cleared(LOG);
+          backoff.reset();
           if (records.length > 0) {
-            await options.handle({ partition: 0, records });
             next = (records[records.length - 1] as LogRecord).offset + 1;
-            backoff.reset();
             continue;
           }
-          backoff.reset();
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, POLL_FALLBACK_MS);
             wake = () => {
@@ -189,7 +193,7 @@ export class PostgresEventLog implements EventLog {
         } catch (error) {
           if (stopped.signal.aborted) return;
           const delayMs = backoff.next();
-          options.onError?.(error);
+          failures.failed(LOG, error);
           this.log(
             'warn',
             `${options.group}: consuming failed (${messageOf(error)}); retrying in ${Math.round(delayMs)} ms`,

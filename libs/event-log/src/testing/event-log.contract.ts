@@ -202,6 +202,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         let storeFailures = 0;
         let handlerFailures = 0;
         const errors: unknown[] = [];
+        const recoveries: number[] = [];
         let reached!: () => void;
         const done = new Promise<void>((resolve) => (reached = resolve));
         const consumer = await log.consume({
@@ -228,6 +229,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
             if ([...end].every(([partition, high]) => (stored.get(partition) ?? 0) >= high)) reached();
           },
           onError: (error) => errors.push(error),
+          onRecovered: () => recoveries.push(errors.length),
         });
         try {
           await withDeadline(done, 'every record applied despite the failures');
@@ -239,6 +241,41 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         expect(errors.length).toBeGreaterThanOrEqual(3);
         expectExactlyFrom(applied, new Map(), end);
         expectFoundAt(applied, envelopes, positions);
+        // Recovered, and last after the last failure.
+        expect(recoveries.length).toBeGreaterThan(0);
+        expect(recoveries[recoveries.length - 1]).toBe(errors.length);
+      });
+
+      it('says it has recovered once the position store answers again, though no record arrives', async () => {
+        let storeFailures = 0;
+        const errors: unknown[] = [];
+        let recovered!: () => void;
+        const recovery = new Promise<void>((resolve) => (recovered = resolve));
+        const consumer = await log.consume({
+          group: newGroup(),
+          startFrom: async () => {
+            if (storeFailures < 2) {
+              storeFailures += 1;
+              throw new Error('store out of reach');
+            }
+            return 0;
+          },
+          handle: async () => {
+            throw new Error('no record was appended');
+          },
+          onError: (error) => errors.push(error),
+          onRecovered: () => recovered(),
+        });
+        try {
+          await withDeadline(recovery, 'onRecovered after the store failures');
+        } finally {
+          await consumer.stop();
+        }
+        expect(storeFailures).toBe(2);
+        expect(errors.map((error) => (error as Error).message)).toEqual(
+          expect.arrayContaining(['store out of reach']),
+        );
+        expect(errors.map((error) => (error as Error).message)).not.toContain('no record was appended');
       });
     });
 
