@@ -1372,6 +1372,13 @@ const FORMAT = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('xml', 'JSON', 'html', 'json.json', 'jsonp', '') },
 );
 
+const isFormat = (format: string): format is Format => ['json', 'opml', 'txt'].includes(format);
+
+/** How the route judges `{device}.{format}`: by the device's pattern when the format is one of the
+ * three; otherwise the router may split the segment elsewhere (`/.json.json` is device `.json`). */
+const routedDevice = (device: DeviceSegment, format: string): Validity =>
+  !isFormat(format) ? 'unsure' : device.valid ? 'valid' : 'invalid';
+
 /** A simple-API PUT body for the format: a well-formed list (valid), or garbage. */
 const simpleBody = (format: string): fc.Arbitrary<GpBody> => {
   const judgeUrls = (urls: unknown[]): Validity =>
@@ -1784,8 +1791,8 @@ export const gpodderPlansFor = (withSession: boolean): fc.Arbitrary<Plan> =>
           headers,
           user,
           rest: `${device === undefined ? '' : `/${device.text}`}.${format}`,
-          clean: (device?.clean ?? true) && ['json', 'opml', 'txt'].includes(format),
-          validity: device !== undefined && !device.valid ? 'invalid' : 'valid',
+          clean: (device?.clean ?? true) && isFormat(format),
+          validity: device === undefined ? 'valid' : routedDevice(device, format),
           answering: format === 'opml' ? 'opml' : format === 'txt' ? 'txt' : 'json',
         }),
       ),
@@ -1811,8 +1818,8 @@ export const gpodderPlansFor = (withSession: boolean): fc.Arbitrary<Plan> =>
             headers,
             user,
             rest: `/${device.text}.${format}`,
-            clean: device.clean && ['json', 'opml', 'txt'].includes(format),
-            validity: device.valid ? 'valid' : 'invalid',
+            clean: device.clean && isFormat(format),
+            validity: routedDevice(device, format),
             answering: 'empty',
             body,
             contentType,
