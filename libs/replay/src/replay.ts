@@ -28,7 +28,8 @@ export interface ReplayOptions {
 export type Offsets = Map<number, number>;
 
 /** Rebuilds the read model from offset 0 into `schema`: drops it, creates its tables with the
- * read-model migration (run directly, not recorded in the migrations table), then applies every
+ * read-model migration (run directly, not recorded in the migrations table) as unlogged tables,
+ * then applies every
  * record of the log through `applyBatch`, the live projector's own code path, so the result is a
  * function of the log alone. Answers the offsets reached. */
 export async function replayInto(options: ReplayOptions): Promise<Offsets> {
@@ -43,6 +44,13 @@ export async function replayInto(options: ReplayOptions): Promise<Offsets> {
     await runner.startTransaction();
     await runner.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
     for (const Migration of readModelMigrations(schema)) await new Migration().up(runner);
+    // A scratch is rebuilt from the log whenever needed, never recovered: it writes no WAL.
+    const tables: { name: string }[] = await runner.query(
+      `SELECT tablename AS name FROM pg_tables WHERE schemaname = $1`,
+      [schema],
+    );
+    for (const { name } of tables)
+      await runner.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(name)} SET UNLOGGED`);
     await runner.commitTransaction();
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction();

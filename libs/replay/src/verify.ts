@@ -41,6 +41,10 @@ export const COMPARED_TABLES: readonly { readonly table: string; readonly key: r
   { table: 'request_outcomes', key: ['partition', 'offset'] },
 ];
 
+/** Memory for a comparison's hashes and sorts, so that a large read model's EXCEPT ALL works in memory
+ * rather than in batches spilled to disk. */
+const COMPARE_WORK_MEM = '1GB';
+
 export interface VerifyOptions extends ReplayOptions {
   /** The live projection's schema; READ_MODEL_SCHEMA's default when not given. */
   readonly liveSchema?: string;
@@ -174,7 +178,8 @@ function compareInSnapshot(
   return inTransaction(
     dataSource,
     async (sql) => {
-      // The first query fixes the snapshot; everything below sees the same instant.
+      await sql.query(`SET LOCAL work_mem = '${COMPARE_WORK_MEM}'`);
+      // One snapshot for the whole transaction: everything below sees the same instant.
       const live = complete(await storedOffsets(sql, liveSchema), eventLog.partitions);
       const scratch = complete(await storedOffsets(sql, schema), eventLog.partitions);
       if (!sameOffsets(live, scratch))
