@@ -12,7 +12,8 @@ export interface LoadUser {
  * no answer came in time. Every request carries its own request id, which its event keeps. */
 export interface Write {
   readonly user: LoadUser;
-  readonly kind: 'add' | 'unsubscribe';
+  /** `gpodder-add`: the feed added through the gpodder.net face's upload (no guid of the client's). */
+  readonly kind: 'add' | 'unsubscribe' | 'gpodder-add';
   readonly requestId: string;
   readonly guid: string;
   readonly feedUrl: string;
@@ -26,8 +27,9 @@ const REQUEST_TIMEOUT_MS = 20_000;
 
 /** Concurrent writers, one per user, each sending one request at a time to the API processes that
  * `targets` names (round robin): mostly new subscriptions (each with its own feed URL and guid),
- * sometimes an unsubscribe of one of its own acknowledged subscriptions that no unanswered request
- * has touched. Everything is recorded. */
+ * every fourth one through the gpodder.net face's upload, and sometimes an unsubscribe of one of
+ * its own acknowledged `/v1` subscriptions that no unanswered request has touched. Everything is
+ * recorded. */
 export class Load {
   readonly writes: Write[] = [];
   private running = false;
@@ -77,13 +79,15 @@ export class Load {
       const target = targets[round % targets.length]!;
       const api = new ApiClient(target, `Bearer ${user.token}`);
       const candidates = [...settled].filter((g) => !touched.has(g));
-      const unsubscribe = round % 4 === 3 && candidates.length > 0;
+      const kind =
+        round % 4 === 3 && candidates.length > 0 ? 'unsubscribe' : round % 4 === 1 ? 'gpodder-add' : 'add';
+      const unsubscribe = kind === 'unsubscribe';
       const requestId = randomUUID();
       const [g, feedUrl] = unsubscribe ? [candidates[0]!, ''] : [guid(), feed('drill')];
-      const status = await send(api, requestId, unsubscribe, g, feedUrl);
+      const status = await send(api, requestId, kind, user.name, g, feedUrl);
       this.writes.push({
         user,
-        kind: unsubscribe ? 'unsubscribe' : 'add',
+        kind,
         requestId,
         guid: g,
         feedUrl,
@@ -91,8 +95,7 @@ export class Load {
         status,
         at: Date.now(),
       });
-      if (unsubscribe) touched.add(g);
-      else if (status === 200) settled.add(g);
+      if (kind === 'add' && status === 200) settled.add(g);
       else touched.add(g);
       // A refused request is retried by a real client after Retry-After; here the next one goes
       // out at once, so the outage is seen by many requests.
@@ -104,23 +107,36 @@ export class Load {
 async function send(
   api: ApiClient,
   requestId: string,
-  unsubscribe: boolean,
+  kind: Write['kind'],
+  userName: string,
   subscriptionGuid: string,
   feedUrl: string,
 ): Promise<number | 'cut'> {
   const headers = { 'x-request-id': requestId };
+  const request = () => {
+    switch (kind) {
+      case 'unsubscribe':
+        return api.request('PATCH', `/v1/subscriptions/${subscriptionGuid}`, {
+          body: { is_subscribed: false },
+          headers,
+        });
+      case 'gpodder-add':
+        return api.post(
+          `/api/2/subscriptions/${encodeURIComponent(userName)}/drill.json`,
+          { add: [feedUrl], remove: [] },
+          headers,
+        );
+      case 'add':
+        return api.post(
+          '/v1/subscriptions',
+          { subscriptions: [{ feed_url: feedUrl, guid: subscriptionGuid }] },
+          headers,
+        );
+    }
+  };
   try {
     const response = await Promise.race([
-      unsubscribe
-        ? api.request('PATCH', `/v1/subscriptions/${subscriptionGuid}`, {
-            body: { is_subscribed: false },
-            headers,
-          })
-        : api.post(
-            '/v1/subscriptions',
-            { subscriptions: [{ feed_url: feedUrl, guid: subscriptionGuid }] },
-            headers,
-          ),
+      request(),
       new Promise<never>((_, reject) =>
         setTimeout(() => reject(new Error('no answer in time')), REQUEST_TIMEOUT_MS).unref(),
       ),

@@ -35,7 +35,8 @@ interface Process {
 
 /** The fault drills of docs/operations.md, on one scaled stack — two API processes and three
  * projector replicas (the built apps) around this file's own PostgreSQL and Kafka broker — under
- * concurrent writes from several users, one drill after another. Each drill measures the time from
+ * concurrent writes from several users through both faces (`/v1` and gpodder.net uploads), one
+ * drill after another. Each drill measures the time from
  * the fault (or from the dependency's return) until every writer has had a write acknowledged
  * again, and checks that every process not killed is alive and ready. The last case checks what
  * all the drills together must leave: every acknowledged write in the log once and in the read
@@ -229,6 +230,8 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     expect(unexpected.map(({ kind, status, target }) => ({ kind, status, target }))).toEqual([]);
     const acknowledged = writes.filter((w) => w.status === 200);
     expect(acknowledged.length).toBeGreaterThan(100);
+    expect(acknowledged.filter((w) => w.kind === 'gpodder-add').length).toBeGreaterThan(20);
+    expect(writes.filter((w) => w.kind === 'gpodder-add' && w.status === 503).length).toBeGreaterThan(0);
     expect(writes.some((w) => w.status === 503)).toBe(true);
 
     const log = await KafkaEventLog.open({
@@ -258,19 +261,25 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
           [[...new Set(writes.map((w) => w.user.id))]],
         );
       const subscription = new Map(rows.map((row) => [`${row.user_id} ${row.id}`, row]));
+      const byFeed = new Map(rows.map((row) => [`${row.user_id} ${row.feed_url}`, row]));
       const touchedAfter = new Set(
         writes.filter((w) => w.kind === 'unsubscribe').map((w) => `${w.user.id} ${w.guid}`),
       );
 
       const verdict = (w: Write) => {
-        const row = subscription.get(`${w.user.id} ${w.guid}`);
+        const row =
+          w.kind === 'gpodder-add'
+            ? byFeed.get(`${w.user.id} ${w.feedUrl}`)
+            : subscription.get(`${w.user.id} ${w.guid}`);
         const logged = inLog.get(w.requestId) ?? 0;
         if (w.status === 200) {
           const asAnswered =
             w.kind === 'add'
               ? row?.feed_url === w.feedUrl &&
                 (touchedAfter.has(`${w.user.id} ${w.guid}`) || row.is_subscribed)
-              : row?.is_subscribed === false;
+              : w.kind === 'gpodder-add'
+                ? row?.is_subscribed === true
+                : row?.is_subscribed === false;
           return { inLog: logged === 1, asAnswered };
         }
         const atMostOnce =
@@ -295,7 +304,8 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
       stderr: '',
     });
     console.log(
-      `[drills] ${writes.length} writes: ${acknowledged.length} acknowledged, ` +
+      `[drills] ${writes.length} writes: ${acknowledged.length} acknowledged ` +
+        `(${acknowledged.filter((w) => w.kind === 'gpodder-add').length} gpodder.net uploads), ` +
         `${writes.filter((w) => w.status === 503).length} answered 503, ` +
         `${writes.filter((w) => w.status === 'cut').length} cut off; replay --verify: ${replay.stdout.trim()}`,
     );
