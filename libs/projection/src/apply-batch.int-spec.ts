@@ -9,8 +9,18 @@ import { applyBatch } from './apply-batch';
 const PARTITIONS = 3;
 const T0 = Date.UTC(2026, 10, 23);
 
-/** One POST of one feed for `user`, at (partition, offset). */
+/** One POST of one feed for `user`, at (partition, offset): the same record however often it is
+ * asked for, as a log redelivers it. */
+const posts = new Map<string, LogRecord>();
 const post = (user: string, partition: number, offset: number): LogRecord => {
+  const key = `${user} ${partition} ${offset}`;
+  const known = posts.get(key) ?? newPost(user, partition, offset);
+  posts.set(key, known);
+  return known;
+};
+
+/** A POST never delivered before, at (partition, offset). */
+const newPost = (user: string, partition: number, offset: number): LogRecord => {
   const value: LogEvent = {
     type: 'SubscriptionsAddRequested',
     userId: user,
@@ -73,8 +83,8 @@ describe('applyBatch over several partitions in one transaction', () => {
       PARTITIONS,
     );
     expect(first).toEqual([
-      { partition: 0, applied: 3, nextOffset: 3, acceptedDeletions: [] },
-      { partition: 2, applied: 2, nextOffset: 2, acceptedDeletions: [] },
+      { partition: 0, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
+      { partition: 2, applied: 2, nextOffset: 2, acceptedDeletions: [], reusedOffsets: [] },
     ]);
 
     // Redelivered and overlapping batches, one partition twice in the same call.
@@ -85,8 +95,8 @@ describe('applyBatch over several partitions in one transaction', () => {
       PARTITIONS,
     );
     expect(again).toEqual([
-      { partition: 0, applied: 2, nextOffset: 5, acceptedDeletions: [] },
-      { partition: 2, applied: 0, nextOffset: 2, acceptedDeletions: [] },
+      { partition: 0, applied: 2, nextOffset: 5, acceptedDeletions: [], reusedOffsets: [] },
+      { partition: 2, applied: 0, nextOffset: 2, acceptedDeletions: [], reusedOffsets: [] },
     ]);
     expect(await storedOffsets(database.dataSource, 'castlog')).toEqual(
       new Map([
@@ -140,9 +150,11 @@ describe('applyBatch over several partitions in one transaction', () => {
     });
     await applyBatch(database.dataSource, 'castlog', [delivered([0, 1])], PARTITIONS);
     const again = await applyBatch(database.dataSource, 'castlog', [delivered([0, 1, 2, 3])], PARTITIONS);
-    expect(again).toEqual([{ partition: 1, applied: 2, nextOffset: 4, acceptedDeletions: [] }]);
+    expect(again).toEqual([
+      { partition: 1, applied: 2, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] },
+    ]);
     expect(await applyBatch(database.dataSource, 'castlog', [delivered([1, 2, 3])], PARTITIONS)).toEqual([
-      { partition: 1, applied: 0, nextOffset: 4, acceptedDeletions: [] },
+      { partition: 1, applied: 0, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] },
     ]);
 
     const query = <T>(text: string) => database.dataSource.query(text, [carol]) as Promise<T[]>;
@@ -198,5 +210,28 @@ describe('applyBatch over several partitions in one transaction', () => {
         )
       )[0],
     ).toEqual({ last_instant: T0 + 3000 });
+  });
+
+  it('reports applied offsets at which the log now holds other events, and applies only what is past the stored offset', async () => {
+    const dave = 'dave';
+    const from = (await storedOffsets(database.dataSource, 'castlog')).get(0) ?? 0;
+    const [a, b, c, d] = [from, from + 1, from + 2, from + 3];
+    await applyBatch(database.dataSource, 'castlog', [batch(0, dave, [a, b, c])], PARTITIONS);
+    // The log lost two offsets and gave them to new events; the last offset is new.
+    const reused = {
+      partition: 0,
+      records: [post(dave, 0, a), newPost(dave, 0, b), newPost(dave, 0, c), post(dave, 0, d)],
+    };
+    expect(await applyBatch(database.dataSource, 'castlog', [reused], PARTITIONS)).toEqual([
+      { partition: 0, applied: 1, nextOffset: d + 1, acceptedDeletions: [], reusedOffsets: [b, c] },
+    ]);
+    const outcomes: { offset: string; event_id: string }[] = await database.dataSource.query(
+      `SELECT "offset", event_id FROM castlog.request_outcomes WHERE partition = 0 AND user_id = $1 ORDER BY "offset"`,
+      [dave],
+    );
+    expect(outcomes).toEqual(
+      [a, b, c, d].map((offset) => ({ offset: String(offset), event_id: post(dave, 0, offset).eventId })),
+    );
+    expect(await subscriptions(dave)).toBe(4);
   });
 });

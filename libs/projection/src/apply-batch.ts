@@ -14,6 +14,10 @@ export interface AppliedBatch {
   readonly nextOffset: number;
   /** Deletions this batch accepted, for the deletion saga. */
   readonly acceptedDeletions: readonly { userId: string; deletionId: number }[];
+  /** Offsets already applied at which the log now holds another event than the one applied there:
+   * the log lost records it had acknowledged and gave their offsets to new ones, which the stored
+   * offset skips (see reusedPositions). */
+  readonly reusedOffsets: readonly number[];
 }
 
 /** Skips what the stored offsets cover, decides every remaining record, and writes the read-model
@@ -65,11 +69,15 @@ export async function applyInTransaction(
 
   // Each partition's records past its stored offset, each record once.
   const records: LogRecord[] = [];
+  const redelivered: LogRecord[] = [];
   const next = new Map<number, number>();
   for (const partition of partitionIds) {
     let expected = stored.get(partition) ?? 0;
     for (const record of byPartition.get(partition) ?? []) {
-      if (record.offset < expected) continue;
+      if (record.offset < expected) {
+        if (record.offset < (stored.get(partition) ?? 0)) redelivered.push(record);
+        continue;
+      }
       records.push(record);
       expected = record.offset + 1;
     }
@@ -78,9 +86,17 @@ export async function applyInTransaction(
   const results = new Map<number, Mutable<AppliedBatch>>(
     partitionIds.map((partition) => [
       partition,
-      { partition, applied: 0, nextOffset: next.get(partition) ?? 0, acceptedDeletions: [] },
+      {
+        partition,
+        applied: 0,
+        nextOffset: next.get(partition) ?? 0,
+        acceptedDeletions: [],
+        reusedOffsets: [],
+      },
     ]),
   );
+  for (const { partition, offset } of await reusedPositions(sql, s, redelivered))
+    results.get(partition)?.reusedOffsets.push(offset);
   if (records.length === 0) return [...results.values()];
 
   const keys = keysOf(records.map((record) => record.value));
@@ -156,6 +172,26 @@ export const batchTransactions = (
     maxInFlight: PARALLEL_TRANSACTIONS,
     gatherTurn: true,
   });
+
+/** Redelivered records whose position holds, in the read model, the outcome of another event. A log
+ * hands an applied record over again only as itself, unless it lost records it had acknowledged and
+ * gave their offsets to new events (a broker that restarted uncleanly, without replicas). Those new
+ * events are not applied — the stored offset is past them — and the read model no longer follows
+ * the log: the caller reports it. One query, only when something was redelivered. */
+async function reusedPositions(sql: Sql, s: string, redelivered: readonly LogRecord[]): Promise<LogRecord[]> {
+  if (redelivered.length === 0) return [];
+  const applied = await sql.query<{ partition: number; offset: string; event_id: string }>(
+    `SELECT o.partition, o."offset", o.event_id FROM ${s}.request_outcomes o
+       JOIN unnest($1::int[], $2::bigint[]) AS k(partition, "offset")
+         ON o.partition = k.partition AND o."offset" = k."offset"`,
+    [redelivered.map((record) => record.partition), redelivered.map((record) => record.offset)],
+  );
+  const eventAt = new Map(applied.map((row) => [`${row.partition}:${row.offset}`, row.event_id]));
+  return redelivered.filter((record) => {
+    const eventId = eventAt.get(`${record.partition}:${record.offset}`);
+    return eventId !== undefined && eventId !== record.eventId;
+  });
+}
 
 /** Locks the users' clock rows (the deletion saga takes the same lock) and reads them, creating the
  * missing ones. Users seen before cost one `SELECT … FOR UPDATE`, which writes nothing: the clock

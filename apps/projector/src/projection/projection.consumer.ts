@@ -19,6 +19,18 @@ const SWITCH_CHECK_MS = 250;
 /** The health component of a projection lane whose batches fail. */
 const PROJECTION = 'projection';
 
+/** `3, 4, 5, 9` as `3–5, 9`. */
+const describeOffsets = (offsets: readonly number[]): string =>
+  offsets
+    .reduce<[number, number][]>((runs, offset) => {
+      const last = runs[runs.length - 1];
+      if (last && offset === last[1] + 1) last[1] = offset;
+      else runs.push([offset, offset]);
+      return runs;
+    }, [])
+    .map(([from, to]) => (from === to ? `${from}` : `${from}–${to}`))
+    .join(', ');
+
 interface Lane {
   readonly version: ProjectionVersion;
   readonly consumer: RunningConsumer;
@@ -146,6 +158,16 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
         offsets: Object.fromEntries(results.map((result) => [result.partition, result.nextOffset])),
         requestIds: batches.flatMap((batch) => batch.records.map((record) => record.requestId)),
       });
+    }
+    for (const { partition, reusedOffsets } of results) {
+      if (reusedOffsets.length === 0) continue;
+      this.metrics.reusedOffsets.inc({ partition: String(partition) }, reusedOffsets.length);
+      this.logger.error(
+        `version ${version.version}, partition ${partition}: the log holds other events than the ones applied ` +
+          `at offsets ${describeOffsets(reusedOffsets)}: it lost records it had acknowledged and gave their ` +
+          `offsets to new events, which are not applied. The read model no longer follows the log; ` +
+          `see docs/operations.md, "The log lost records"`,
+      );
     }
     // The saga finalizes deletions in the version that serves reads; a version being built learns
     // their results from the log.

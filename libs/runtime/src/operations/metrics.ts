@@ -70,6 +70,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly reusedOffsets = new Counter({
+    name: 'castlog_projector_reused_offsets_total',
+    help: 'Applied log positions found holding another event: the log lost acknowledged records (see docs/operations.md)',
+    labelNames: ['partition'] as const,
+    registers: [this.registry],
+  });
+
   readonly disconnections = new Counter({
     name: 'castlog_dependency_disconnections_total',
     help: 'Times a connection to a dependency was lost (component: postgres, event-log, offset-notices, token-notices, projection, embedded-postgres)',
