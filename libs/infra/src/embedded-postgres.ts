@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { freePort, isPortFree } from './free-port';
-import { isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
+import { Daemon, isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
 
 export interface EmbeddedPostgresOptions {
   /** Cluster directory; initialised on first use, reused afterwards. */
@@ -90,7 +90,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     ...owner,
   });
   const pid = daemon.child.pid;
-  const handle = pid === undefined ? undefined : postgresHandle(dataDir, pid, port);
+  const handle = pid === undefined ? undefined : postgresHandle(dataDir, pid, port, daemon);
   try {
     if (!handle) throw new Error(`could not start ${bin.postgres}`);
     const password = readPassword(dataDir) ?? LEGACY_PASSWORD;
@@ -116,9 +116,13 @@ export function findRunningPostgres(dataDir: string): RunningPostgres | undefine
   return pid > 0 && port > 0 && isAlive(pid, MARKER) ? postgresHandle(dataDir, pid, port) : undefined;
 }
 
-function postgresHandle(dataDir: string, pid: number, port: number): RunningPostgres {
+/** `daemon` when this process started the server: stopping it then also waits until it is reaped. */
+function postgresHandle(dataDir: string, pid: number, port: number, daemon?: Daemon): RunningPostgres {
   // SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one, if the former hangs.
-  const stop = () => stopProcess(pid, MARKER, 'SIGINT', 20_000, 'SIGQUIT');
+  const stop = async () => {
+    await stopProcess(pid, MARKER, 'SIGINT', 20_000, 'SIGQUIT');
+    await daemon?.reaped();
+  };
   return { url: postgresUrl(dataDir, port), port, pid, stop };
 }
 

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { freePorts, isPortFree } from './free-port';
-import { isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
+import { Daemon, isAlive, pollUntil, runCommand, spawnDaemon, stopProcess, tailFile } from './process';
 
 /** The Kafka release the local broker runs: the newest 4.x Maven Central serves when this was
  * written, unless CASTLOG_KAFKA_VERSION names another (3.9.x keeps working). */
@@ -99,7 +99,7 @@ export async function startLocalKafka(opts: LocalKafkaOptions): Promise<RunningK
     stopSignal: 'SIGTERM',
   });
   const pid = daemon.child.pid;
-  const handle = pid === undefined ? undefined : kafkaHandle(dir, pid, port);
+  const handle = pid === undefined ? undefined : kafkaHandle(dir, pid, port, daemon);
   try {
     if (!handle) throw new Error(`could not start ${java}`);
     await writeFile(join(dir, 'kafka.pid'), `${pid}\n`);
@@ -142,9 +142,11 @@ function failureReport(dir: string): string {
   return `--- ${logFile} ---\n${errors}\n--- ${out} ---\n${tailFile(out, 15)}`;
 }
 
-function kafkaHandle(dir: string, pid: number, port: number): RunningKafka {
+/** `daemon` when this process started the broker: stopping it then also waits until it is reaped. */
+function kafkaHandle(dir: string, pid: number, port: number, daemon?: Daemon): RunningKafka {
   const stop = async (): Promise<void> => {
     await stopProcess(pid, MAIN_CLASS, 'SIGTERM', 20_000, 'SIGKILL');
+    await daemon?.reaped();
     await rm(join(dir, 'kafka.pid'), { force: true });
   };
   return { brokers: `127.0.0.1:${port}`, pid, stop };

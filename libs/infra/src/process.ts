@@ -62,6 +62,9 @@ export interface Daemon {
   child: ChildProcess;
   /** How the process ended ("exit code 1"), or undefined while it runs. */
   exited(): string | undefined;
+  /** Resolves once the ended process has been reaped: until then its pid is a zombie that signals
+   * still reach. Gives up waiting after 10 s. */
+  reaped(): Promise<void>;
 }
 
 /** Starts a long-running server with stdout and stderr appended to `logFile`. Detached, it gets its own
@@ -93,14 +96,24 @@ export function spawnDaemon(
     closeSync(fd);
   }
   child.on('error', (error) => (status = error.message));
-  child.on('exit', (code, signal) => (status = signal ? `signal ${signal}` : `exit code ${code}`));
+  const exit = new Promise<void>((resolve) =>
+    child.on('exit', (code, signal) => {
+      status = signal ? `signal ${signal}` : `exit code ${code}`;
+      resolve();
+    }),
+  );
   if (!opts.detached) {
     const onExit = (): void => void child.kill(opts.stopSignal);
     process.once('exit', onExit);
     child.once('exit', () => process.off('exit', onExit));
   }
   child.unref();
-  return { child, exited: () => status };
+  const reaped = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exit, new Promise((resolve) => (timer = setTimeout(resolve, 10_000).unref()))]);
+    clearTimeout(timer);
+  };
+  return { child, exited: () => status, reaped };
 }
 
 /** Runs a command to completion; rejects with the tail of its output when it fails. */
