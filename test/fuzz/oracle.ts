@@ -178,7 +178,9 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
  * another user than the path's, 401 whatever the input (bodies are read as text, judged after the
  * credentials). Only a body over the limit is refused first (413). */
 function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
-  if (bodyBytes > BODY_LIMIT) return new Set([413]);
+  // A path no route takes is not found before its body is read, or refused by the framework's
+  // parsing, as on /v1.
+  if (bodyBytes > BODY_LIMIT) return new Set(plan.clean ? [413] : [413, 404, 405]);
   const allowed = new Set<number>();
   // A path the router cannot read as the route (an empty, encoded-slash or over-long segment, an
   // unknown format) is not found, or refused as input, or its user is nobody.
