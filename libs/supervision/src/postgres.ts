@@ -1,7 +1,7 @@
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
-import { retry } from './backoff';
-import { DependencyHealth, messageOf } from './health';
+import { DependencyHealth } from './health';
 import { ignoreLog, LogFn } from './log';
+import { recoveryProbe } from './recovery-probe';
 
 /** Bounds for every castlog connection to PostgreSQL: a connection that cannot be had in time fails
  * (and its request answers 503) instead of waiting; TCP keep-alive notices a peer that vanished. */
@@ -28,27 +28,9 @@ export function supervisePool(
   health: DependencyHealth,
   log: LogFn = ignoreLog,
 ): PoolSupervision {
-  const closed = new AbortController();
+  const recovery = recoveryProbe(component, health, () => pool.query('SELECT 1'), log);
+  const lost = (error: Error) => recovery.lost(error);
   const watched = new WeakSet<PoolClient>();
-  let probing = false;
-
-  const lost = (error: Error) => {
-    if (closed.signal.aborted) return;
-    if (!health.isDown(component))
-      log('warn', `${component}: connection lost (${messageOf(error)}); reconnecting`);
-    health.lost(component, error);
-    if (probing) return;
-    probing = true;
-    void retry(() => pool.query('SELECT 1'), {
-      signal: closed.signal,
-      onFailure: (failure) => health.lost(component, failure),
-    }).then(() => {
-      probing = false;
-      if (closed.signal.aborted) return;
-      health.restored(component);
-      log('info', `${component}: reconnected`);
-    });
-  };
   const watch = (client: PoolClient) => {
     if (watched.has(client)) return;
     watched.add(client);
@@ -57,7 +39,7 @@ export function supervisePool(
   pool.on('connect', watch);
   pool.on('acquire', watch);
   pool.on('error', lost);
-  return { close: () => closed.abort() };
+  return { close: recovery.close };
 }
 
 /** A short-lived client (migrations, set-up) whose connection may still break: its pending query

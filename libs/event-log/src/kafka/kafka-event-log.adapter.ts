@@ -17,6 +17,8 @@ import {
   LogFn,
   messageOf,
   pause,
+  RecoveryProbe,
+  recoveryProbe,
   retry,
 } from '@castlog/supervision';
 import { randomUUID } from 'node:crypto';
@@ -114,8 +116,8 @@ export class KafkaEventLog implements EventLog {
   private readonly appends: GroupCommit<EncodedEnvelope, LogPosition>;
   private readonly component: string;
   private readonly log: LogFn;
-  private readonly closed = new AbortController();
-  private probing = false;
+  /** After a loss, probes the topic's offsets until the cluster answers, appends or not. */
+  private readonly recovery?: RecoveryProbe;
 
   private constructor(private readonly options: KafkaEventLogOptions) {
     this.partitions = options.partitions;
@@ -140,6 +142,14 @@ export class KafkaEventLog implements EventLog {
       allowAutoTopicCreation: false,
     });
     this.admin = this.kafka.admin();
+    this.recovery =
+      options.health &&
+      recoveryProbe(
+        this.component,
+        options.health,
+        () => this.admin.fetchTopicOffsets(options.topic),
+        this.log,
+      );
     this.partitionOf = partitionerFor(options.partitions);
     this.appends = new GroupCommit((envelopes) => this.send(envelopes), {
       maxItems: MAX_BATCH_MESSAGES,
@@ -260,30 +270,9 @@ export class KafkaEventLog implements EventLog {
       this.options.health?.restored(this.component);
       return result;
     } catch (error) {
-      if (isUnavailableError(error)) this.lost(error);
+      if (isUnavailableError(error)) this.recovery?.lost(error);
       throw error;
     }
-  }
-
-  /** After a loss, a probe (the topic's offsets, with capped backoff) marks the log restored once the
-   * cluster answers, whether or not anything is appended meanwhile. */
-  private lost(error: unknown): void {
-    const { health } = this.options;
-    if (!health || this.closed.signal.aborted) return;
-    if (!health.isDown(this.component))
-      this.log('warn', `${this.component}: cluster out of reach (${messageOf(error)}); reconnecting`);
-    health.lost(this.component, error);
-    if (this.probing) return;
-    this.probing = true;
-    void retry(() => this.admin.fetchTopicOffsets(this.options.topic), {
-      signal: this.closed.signal,
-      onFailure: (failure) => health.lost(this.component, failure),
-    }).then(() => {
-      this.probing = false;
-      if (this.closed.signal.aborted) return;
-      health.restored(this.component);
-      this.log('info', `${this.component}: cluster answers again`);
-    });
   }
 
   /** A consumer in the group, kept running: kafkajs restarts it after retriable failures; one it
@@ -489,7 +478,7 @@ export class KafkaEventLog implements EventLog {
   }
 
   async close(): Promise<void> {
-    this.closed.abort();
+    this.recovery?.close();
     await Promise.all([...this.stops].map((stop) => stop()));
     await this.producer.disconnect();
     await this.admin.disconnect();
