@@ -36,12 +36,12 @@ interface Process {
 /** The fault drills of docs/operations.md, on one scaled stack — two API processes and three
  * projector replicas (the built apps) around this file's own PostgreSQL and Kafka broker — under
  * concurrent writes from several users through both faces (`/v1` and gpodder.net uploads), one
- * drill after another. Each drill measures the time from
- * the fault (or from the dependency's return) until every writer has had a write acknowledged
- * again, and checks that every process not killed is alive and ready. The last case checks what
- * all the drills together must leave: every acknowledged write in the log once and in the read
- * model as answered, every other write at most once, no answer other than 200, 503 (or a cut
- * connection to the API that was killed), and `castlog replay --verify` equal. */
+ * drill after another. Each drill measures the time from the fault (or from the dependency's
+ * return) until every writer has had a write acknowledged again, and checks that every process not
+ * killed is alive and ready. The last case checks what all the drills together must leave: every
+ * acknowledged write in the log once and in the read model as answered, every other write at most
+ * once, no answer other than 200, 503 (or a cut connection to the API that was killed), and
+ * `castlog replay --verify` equal. */
 describe('fault drills: a scaled castlog under concurrent writes', () => {
   let dir: string;
   let postgres: RunningPostgres;

@@ -29,9 +29,8 @@ export type Offsets = Map<number, number>;
 
 /** Rebuilds the read model from offset 0 into `schema`: drops it, creates its tables with the
  * read-model migration (run directly, not recorded in the migrations table) as unlogged tables,
- * then applies every
- * record of the log through `applyBatch`, the live projector's own code path, so the result is a
- * function of the log alone. Answers the offsets reached. */
+ * then applies every record of the log through `applyBatch`, the live projector's own code path, so
+ * the result is a function of the log alone. Answers the offsets reached. */
 export async function replayInto(options: ReplayOptions): Promise<Offsets> {
   const { dataSource, schema } = options;
   if (PROTECTED_SCHEMAS.test(schema) || (await isMigrated(dataSource, schema))) {
