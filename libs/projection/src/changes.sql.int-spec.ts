@@ -45,11 +45,12 @@ const guid = (g: string, subscriptionId: string, since: number, position: number
   since,
   position,
 });
-const feedUrl = (url: string, subscriptionId: string): Change => ({
+const feedUrl = (url: string, subscriptionId: string, atCreation = false, userId = U): Change => ({
   kind: 'FeedUrlRecorded',
-  userId: U,
+  userId,
   normalizedFeedUrl: url,
   subscriptionId,
+  atCreation,
 });
 const clock = (lastInstant: number, userId = U): Change => ({ kind: 'ClockAdvanced', userId, lastInstant });
 const deviceSaved = (id: string, fields: Partial<Device> = {}): Change => ({
@@ -119,10 +120,13 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
     const changes: Change[] = [
       saved(subscription(G1)),
       guid(G1, G1, T1, 0),
-      feedUrl('https://a.example/rss', G1),
+      feedUrl('https://a.example/rss', G1, true),
       saved(subscription(G2)),
       guid(G2, G2, T1, 0),
-      feedUrl('https://b.example/rss', G2),
+      guid(G3, G2, T2, 1),
+      feedUrl('https://b.example/rss', G2, true),
+      feedUrl('https://c.example/rss', G2),
+      feedUrl('https://d.example/rss', G1),
       { kind: 'DeletionSaved', deletion: deletion(5) },
       clock(T1),
     ];
@@ -133,7 +137,11 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       'deletions_written',
       'clocks_written',
     ]);
-    expect(changeWrites(SCHEMA, [guid(G1, G1, T1, 0)]).map((write) => write.name)).toEqual(['guids_written']);
+    expect(changeWrites(SCHEMA, [guid(G2, G1, T2, 1)]).map((write) => write.name)).toEqual(['guids_written']);
+    // A subscription's first guid and the feed_url it is created with are on its own row.
+    expect(changeWrites(SCHEMA, [guid(G1, G1, T1, 0), feedUrl('https://a.example/rss', G1, true)])).toEqual(
+      [],
+    );
   });
 
   it("maps the gpodder.net face's changes to a statement each: devices, and every upload's episode actions", () => {
@@ -169,12 +177,7 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       saved(chain),
       guid(G1, G1, T1, 0, user),
       guid(G2, G1, T2, 1, user),
-      {
-        kind: 'FeedUrlRecorded',
-        userId: user,
-        normalizedFeedUrl: 'https://a.example/rss',
-        subscriptionId: G1,
-      },
+      feedUrl('https://a.example/rss', G1, true, user),
       { kind: 'DeletionSaved', deletion: { ...deletion(7), userId: user } },
       clock(T2, user),
     ]);
@@ -210,7 +213,7 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       guid(G1, G1, T1, 0),
       saved(subscription(G3)),
       guid(G3, G3, T1, 0),
-      feedUrl('https://a.example/rss', G1),
+      feedUrl('https://a.example/rss', G1, true),
       { kind: 'DeletionSaved', deletion: deletion(9) },
       clock(T1),
     ]);
@@ -247,6 +250,77 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       { guid: G3, subscription_id: G3, since: T1, position: 0 },
     ]);
     expect(after.clock).toEqual([T2]);
+  });
+
+  it("keeps a new subscription's first guid and feed_url on its row, and what it takes later in the tables behind the views", async () => {
+    const user = 'user-created';
+    const mine = (id: string, fields: Partial<Subscription> = {}) =>
+      saved({ ...subscription(id, fields), userId: user });
+    const A = 'https://a.example/rss';
+    const B = 'https://b.example/rss';
+    const stored = async () => ({
+      subscriptions: await sql.query(
+        `SELECT id, created::float8 AS created, created_feed_url FROM castlog.subscriptions
+          WHERE user_id = $1 ORDER BY id`,
+        [user],
+      ),
+      laterGuids: await sql.query(
+        `SELECT guid, subscription_id, position FROM castlog.subscription_later_guids WHERE user_id = $1`,
+        [user],
+      ),
+      laterFeedUrls: await sql.query(
+        `SELECT normalized_feed_url, subscription_id FROM castlog.subscription_later_feed_urls
+          WHERE user_id = $1 ORDER BY normalized_feed_url`,
+        [user],
+      ),
+    });
+    await writeChanges(sql, SCHEMA, [
+      mine(G1),
+      guid(G1, G1, T1, 0, user),
+      feedUrl(A, G1, true, user),
+      clock(T1, user),
+    ]);
+    expect(await stored()).toEqual({
+      subscriptions: [{ id: G1, created: T1, created_feed_url: A }],
+      laterGuids: [],
+      laterFeedUrls: [],
+    });
+
+    const chain = [
+      { guid: G1, since: T1 },
+      { guid: G2, since: T2 },
+    ];
+    await writeChanges(sql, SCHEMA, [
+      mine(G1, { guids: chain, guidChanged: T2, feedUrl: B, subscriptionChanged: T2 }),
+      guid(G2, G1, T2, 1, user),
+      feedUrl(B, G1, false, user),
+      mine(G3, { guids: [{ guid: G3, since: T2 }], subscriptionChanged: T2 }),
+      guid(G3, G3, T2, 0, user),
+      feedUrl(A, G3, false, user),
+      clock(T2, user),
+    ]);
+    expect(await stored()).toEqual({
+      subscriptions: [
+        { id: G1, created: T1, created_feed_url: A },
+        { id: G3, created: T2, created_feed_url: null },
+      ],
+      laterGuids: [{ guid: G2, subscription_id: G1, position: 1 }],
+      laterFeedUrls: [
+        { normalized_feed_url: A, subscription_id: G3 },
+        { normalized_feed_url: B, subscription_id: G1 },
+      ],
+    });
+    // The views read as the whole chains and the latest holder of each feed_url.
+    const { guids, feedUrls } = await rows(user);
+    expect(guids).toEqual([
+      { guid: G1, subscription_id: G1, since: T1, position: 0 },
+      { guid: G2, subscription_id: G1, since: T2, position: 1 },
+      { guid: G3, subscription_id: G3, since: T2, position: 0 },
+    ]);
+    expect(feedUrls).toEqual([
+      { normalized_feed_url: A, subscription_id: G3 },
+      { normalized_feed_url: B, subscription_id: G1 },
+    ]);
   });
 
   describe('the gpodder.net tables', () => {

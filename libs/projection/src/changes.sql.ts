@@ -41,12 +41,16 @@ type GuidRecorded = Extract<Change, { kind: 'GuidRecorded' }>;
 type EpisodeActionsRecorded = Extract<Change, { kind: 'EpisodeActionsRecorded' }>;
 
 /** A batch's changes as one set-based write per change kind, each kind to its own table. Rows are
- * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last. */
+ * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last.
+ * A new subscription's first guid (its id) and the feed_url it is created with go on its own row
+ * (`created`, `created_feed_url`); the tables behind the views `subscription_guids` and
+ * `subscription_feed_urls` get only what a subscription takes later. */
 export function changeWrites(schema: string, changes: readonly Change[]): Write[] {
   const s = quoteIdent(schema);
   const subscriptions = new Map<string, Subscription>();
   const guidRows = new Map<string, GuidRecorded>();
-  const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string }>();
+  const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string } | null>();
+  const createdWith = new Map<string, string>();
   const deletions = new Map<number, Deletion>();
   const clocks = new Map<string, number>();
   const devices = new Map<string, Device>();
@@ -60,14 +64,18 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
         );
         break;
       case 'GuidRecorded':
-        guidRows.set(`${change.userId}\u0000${change.guid}`, change);
+        if (change.position > 0) guidRows.set(`${change.userId}\u0000${change.guid}`, change);
         break;
       case 'FeedUrlRecorded':
-        feedUrls.set(`${change.userId}\u0000${change.normalizedFeedUrl}`, {
-          userId: change.userId,
-          url: change.normalizedFeedUrl,
-          subscriptionId: change.subscriptionId,
-        });
+        // A feed_url taken at creation was nobody's: it cannot follow a later claim in the batch.
+        if (change.atCreation)
+          createdWith.set(`${change.userId}\u0000${change.subscriptionId}`, change.normalizedFeedUrl);
+        feedUrls.set(
+          `${change.userId}\u0000${change.normalizedFeedUrl}`,
+          change.atCreation
+            ? null
+            : { userId: change.userId, url: change.normalizedFeedUrl, subscriptionId: change.subscriptionId },
+        );
         break;
       case 'DeletionSaved':
         deletions.set(change.deletion.deletionId, change.deletion);
@@ -95,13 +103,15 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       name: 'subscriptions_written',
       text: (p) => `
         INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
-                                        deleted, merged_into, deletion_id, latest_guid)
+                                        deleted, merged_into, deletion_id, latest_guid, created, created_feed_url)
         SELECT * FROM unnest(${p(subs.map((x) => x.userId))}::text[], ${p(subs.map((x) => x.id))}::uuid[],
                              ${p(subs.map((x) => x.feedUrl))}::text[], ${p(subs.map((x) => x.isSubscribed))}::boolean[],
                              ${p(subs.map((x) => x.subscriptionChanged))}::bigint[],
                              ${p(subs.map((x) => x.guidChanged))}::bigint[], ${p(subs.map((x) => x.deleted))}::bigint[],
                              ${p(subs.map((x) => x.mergedInto))}::uuid[], ${p(subs.map((x) => x.deletionId))}::bigint[],
-                             ${p(subs.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id))}::uuid[])
+                             ${p(subs.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id))}::uuid[],
+                             ${p(subs.map((x) => x.guids[0]?.since))}::bigint[],
+                             ${p(subs.map((x) => createdWith.get(`${x.userId}\u0000${x.id}`) ?? null))}::text[])
         ON CONFLICT (user_id, id) DO UPDATE SET
           feed_url = EXCLUDED.feed_url, is_subscribed = EXCLUDED.is_subscribed,
           subscription_changed = EXCLUDED.subscription_changed, guid_changed = EXCLUDED.guid_changed,
@@ -110,13 +120,13 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
     });
   }
 
-  // A subscription's guid chain is its rows here, in position order; `byGuid` is the same rows.
+  // A subscription's guid chain after its first, in position order; `byGuid` is the same rows.
   const guids = [...guidRows.values()];
   if (guids.length > 0) {
     writes.push({
       name: 'guids_written',
       text: (p) => `
-        INSERT INTO ${s}.subscription_guids (user_id, guid, subscription_id, since, position)
+        INSERT INTO ${s}.subscription_later_guids (user_id, guid, subscription_id, since, position)
         SELECT * FROM unnest(${p(guids.map((g) => g.userId))}::text[], ${p(guids.map((g) => g.guid))}::uuid[],
                              ${p(guids.map((g) => g.subscriptionId))}::uuid[], ${p(guids.map((g) => g.since))}::bigint[],
                              ${p(guids.map((g) => g.position))}::int[])
@@ -125,12 +135,12 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
     });
   }
 
-  const urls = [...feedUrls.values()];
+  const urls = [...feedUrls.values()].filter((url) => url !== null);
   if (urls.length > 0) {
     writes.push({
       name: 'feed_urls_written',
       text: (p) => `
-        INSERT INTO ${s}.subscription_feed_urls (user_id, normalized_feed_url, subscription_id)
+        INSERT INTO ${s}.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id)
         SELECT * FROM unnest(${p(urls.map((u) => u.userId))}::text[], ${p(urls.map((u) => u.url))}::text[],
                              ${p(urls.map((u) => u.subscriptionId))}::uuid[])
         ON CONFLICT (user_id, normalized_feed_url) DO UPDATE SET subscription_id = EXCLUDED.subscription_id`,

@@ -21,6 +21,8 @@ interface SubscriptionRow {
   deleted: string | null;
   merged_into: string | null;
   deletion_id: string | null;
+  created: string;
+  created_feed_url: string | null;
 }
 
 function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {
@@ -39,7 +41,9 @@ const num = (value: string | null): number | null => (value === null ? null : Nu
 /** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
  * domain, which says what that is): the subscriptions named (every one of a whole user) and those
  * they are merged into, with their guid chains and the feed_urls mapping to them, the deletions
- * named or attached, the devices named, and the user's clock. Callers hold the users' clock rows locked. */
+ * named or attached, the devices named, and the user's clock. Callers hold the users' clock rows locked.
+ * It reads the tables behind the views `subscription_guids` and `subscription_feed_urls` and each
+ * subscription's own first guid and creation feed_url, as those views do, one index probe a key. */
 export async function loadStates(
   sql: Sql,
   schema: string,
@@ -52,12 +56,22 @@ export async function loadStates(
     // hashing a whole table per batch, which made catch-up quadratic in the read model's size.
     `WITH RECURSIVE seed(user_id, id) AS (
          SELECT k.user_id, g.subscription_id FROM unnest($1::text[], $2::uuid[]) AS k(user_id, guid)
-           CROSS JOIN LATERAL (SELECT g.subscription_id FROM ${s}.subscription_guids g
+           CROSS JOIN LATERAL (SELECT sub.id AS subscription_id FROM ${s}.subscriptions sub
+                                WHERE sub.user_id = k.user_id AND sub.id = k.guid
+                               UNION ALL
+                               SELECT g.subscription_id FROM ${s}.subscription_later_guids g
                                 WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g
          UNION
          SELECT k.user_id, f.subscription_id FROM unnest($3::text[], $4::text[]) AS k(user_id, url)
-           CROSS JOIN LATERAL (SELECT f.subscription_id FROM ${s}.subscription_feed_urls f
+           CROSS JOIN LATERAL (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
                                 WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url LIMIT 1) f
+         UNION
+         -- The subscription created with the feed_url, unless a later claim took it.
+         SELECT k.user_id, sub.id FROM unnest($3::text[], $4::text[]) AS k(user_id, url)
+           CROSS JOIN LATERAL (SELECT sub.id FROM ${s}.subscriptions sub
+                                WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url LIMIT 1) sub
+          WHERE NOT EXISTS (SELECT 1 FROM ${s}.subscription_later_feed_urls f
+                             WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url)
          UNION
          SELECT k.user_id, d.subscription_id FROM unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id)
            CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
@@ -74,7 +88,7 @@ export async function loadStates(
                                 LIMIT 1) m
        )
      SELECT sub.user_id, sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed,
-            sub.deleted, sub.merged_into, sub.deletion_id
+            sub.deleted, sub.merged_into, sub.deletion_id, sub.created, sub.created_feed_url
        FROM reach r
        CROSS JOIN LATERAL (SELECT * FROM ${s}.subscriptions sub WHERE sub.user_id = r.user_id AND sub.id = r.id
                             LIMIT 1) sub`,
@@ -90,21 +104,31 @@ export async function loadStates(
   );
   // Each query below runs only when it has something to look up: a batch of new feeds needs none.
   const owners = [subscriptions.map((r) => r.user_id), subscriptions.map((r) => r.id)];
-  const [guidRows, urlRows] =
+  const createdWith = subscriptions.filter((r) => r.created_feed_url !== null);
+  const [guidRows, urlRows, takenRows] =
     subscriptions.length === 0
-      ? [[], []]
+      ? [[], [], []]
       : await Promise.all([
           sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
-            `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_guids g
+            `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_later_guids g
                JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
               ORDER BY g.user_id, g.subscription_id, g.position`,
             owners,
           ),
           sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
-            `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_feed_urls f
+            `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_later_feed_urls f
                JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
             owners,
           ),
+          // The creation feed_urls a later claim took: those map to their later holder.
+          createdWith.length === 0
+            ? []
+            : sql.query<{ user_id: string; normalized_feed_url: string }>(
+                `SELECT f.user_id, f.normalized_feed_url FROM ${s}.subscription_later_feed_urls f
+                   JOIN unnest($1::text[], $2::text[]) AS k(user_id, url)
+                     ON f.user_id = k.user_id AND f.normalized_feed_url = k.url`,
+                [createdWith.map((r) => r.user_id), createdWith.map((r) => r.created_feed_url)],
+              ),
         ]);
   // The deletions named and those attached, each of its own user.
   const deletionKeys = [
@@ -139,6 +163,7 @@ export async function loadStates(
         );
 
   const key = (userId: string, id: string) => `${userId}\u0000${id}`;
+  const taken = new Set(takenRows.map((row) => key(row.user_id, row.normalized_feed_url)));
   const guidsOf = new Map<string, GuidEntry[]>();
   for (const [k, rows] of groupBy(guidRows, (row) => key(row.user_id, row.subscription_id))) {
     guidsOf.set(
@@ -164,7 +189,10 @@ export async function loadStates(
     const byGuid = new Map<string, string>();
     const byFeedUrl = new Map<string, string>();
     for (const row of mine) {
-      const guids = guidsOf.get(key(userId, row.id)) ?? [];
+      const guids = [
+        { guid: row.id, since: Number(row.created) },
+        ...(guidsOf.get(key(userId, row.id)) ?? []),
+      ];
       subs.set(row.id, {
         userId,
         id: row.id,
@@ -179,6 +207,8 @@ export async function loadStates(
       });
       for (const entry of guids) byGuid.set(entry.guid, row.id);
       for (const url of urlsOf.get(key(userId, row.id)) ?? []) byFeedUrl.set(url, row.id);
+      if (row.created_feed_url !== null && !taken.has(key(userId, row.created_feed_url)))
+        byFeedUrl.set(row.created_feed_url, row.id);
     }
     const deletions = new Map<number, Deletion>();
     for (const row of deletionsOf.get(userId) ?? []) {

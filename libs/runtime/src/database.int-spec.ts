@@ -28,6 +28,7 @@ describe('openDatabaseAt', () => {
       'RateLimitBuckets1732400000005',
       'ReadModel_castlog_1732400000002',
       'ReadModel_castlog_1732400000006',
+      'ReadModel_castlog_1732400000008',
       'SessionTokens1732400000007',
       'TokenChangeNotices1732400000004',
     ]);
@@ -47,7 +48,8 @@ describe('openDatabaseAt', () => {
     const v2 = await open(url, 'castlog_v2');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000002');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
-    expect((await recorded(v2)).length).toBe(10);
+    expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000008');
+    expect((await recorded(v2)).length).toBe(12);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

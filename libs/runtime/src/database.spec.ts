@@ -14,6 +14,7 @@ describe('migrationsFor', () => {
       'RateLimitBuckets1732400000005',
       'ReadModel_castlog_1732400000002',
       'ReadModel_castlog_1732400000006',
+      'ReadModel_castlog_1732400000008',
       'SessionTokens1732400000007',
     ]);
     expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
@@ -23,6 +24,7 @@ describe('migrationsFor', () => {
     expect(recordedNames('castlog_v2').filter((name) => name.startsWith('ReadModel_'))).toEqual([
       'ReadModel_castlog_v2_1732400000002',
       'ReadModel_castlog_v2_1732400000006',
+      'ReadModel_castlog_v2_1732400000008',
     ]);
   });
 });

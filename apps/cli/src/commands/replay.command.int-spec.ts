@@ -108,18 +108,14 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
       `SELECT id FROM "${schema}".subscriptions WHERE user_id = $1 AND deleted IS NULL AND merged_into IS NULL LIMIT 1`,
       [alice.id],
     );
-    const [guidRow] = await dataSource.query(
-      `SELECT * FROM "${schema}".subscription_guids WHERE user_id = $1 LIMIT 1`,
-      [bob.id],
-    );
+    const [clockRow] = await dataSource.query(`SELECT * FROM "${schema}".user_clocks WHERE user_id = $1`, [
+      bob.id,
+    ]);
     await dataSource.query(
       `UPDATE "${schema}".subscriptions SET is_subscribed = NOT is_subscribed WHERE user_id = $1 AND id = $2`,
       [alice.id, sub.id],
     );
-    await dataSource.query(`DELETE FROM "${schema}".subscription_guids WHERE user_id = $1 AND guid = $2`, [
-      bob.id,
-      guidRow.guid,
-    ]);
+    await dataSource.query(`DELETE FROM "${schema}".user_clocks WHERE user_id = $1`, [bob.id]);
     try {
       const d = deps();
       expect(await replay(d, { verify: true, schema: uniqueName('scratch') })).toBe(1);
@@ -136,7 +132,7 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
       );
       expect(lines).toContainEqual(
         expect.stringMatching(
-          new RegExp(`^subscription_guids \\{.*"${guidRow.guid}".*\\}: only in the replay: \\{.*\\}$`),
+          new RegExp(`^user_clocks \\{.*"${bob.id}".*\\}: only in the replay: \\{.*\\}$`),
         ),
       );
     } finally {
@@ -144,10 +140,10 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
         `UPDATE "${schema}".subscriptions SET is_subscribed = NOT is_subscribed WHERE user_id = $1 AND id = $2`,
         [alice.id, sub.id],
       );
-      await dataSource.query(
-        `INSERT INTO "${schema}".subscription_guids (user_id, guid, subscription_id, since, position) VALUES ($1, $2, $3, $4, $5)`,
-        [guidRow.user_id, guidRow.guid, guidRow.subscription_id, guidRow.since, guidRow.position],
-      );
+      await dataSource.query(`INSERT INTO "${schema}".user_clocks (user_id, last_instant) VALUES ($1, $2)`, [
+        clockRow.user_id,
+        clockRow.last_instant,
+      ]);
     }
     expect(await replay(deps(), { verify: true, schema: uniqueName('scratch') })).toBe(0);
   });

@@ -345,6 +345,39 @@ describe('POST: items of one request that match each other end as one subscripti
         expect(decision.changes.filter((c) => c.kind === 'ClockAdvanced')).toHaveLength(1);
         expect(decision.changes[decision.changes.length - 1]?.kind).toBe('ClockAdvanced');
       }));
+
+  it('records the feed_url a subscription is created with as taken at creation, and a later one as not', () =>
+    spec
+      .given(at(T1, addRequested([{ feed_url: C, guid: G2 }])))
+      .when(
+        at(
+          T2,
+          addRequested([
+            { feed_url: A, guid: G1 },
+            { feed_url: B, guid: G1 },
+            { feed_url: C, guid: G1 },
+          ]),
+        ),
+      )
+      .thenDecision(({ decision }) =>
+        expect(decision.changes.filter((c) => c.kind === 'FeedUrlRecorded')).toEqual([
+          expect.objectContaining({
+            normalizedFeedUrl: normalizeFeedUrl(A),
+            subscriptionId: G1,
+            atCreation: true,
+          }),
+          expect.objectContaining({
+            normalizedFeedUrl: normalizeFeedUrl(B),
+            subscriptionId: G1,
+            atCreation: false,
+          }),
+          expect.objectContaining({
+            normalizedFeedUrl: normalizeFeedUrl(C),
+            subscriptionId: G1,
+            atCreation: false,
+          }),
+        ]),
+      ));
 });
 
 describe('guid chains', () => {

@@ -46,6 +46,7 @@ export const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant
     // No match: a new subscription with the item's guid, else the guid the API drew for it.
     const id = guid ?? normalizeGuid(item.candidateGuid);
     invariant(!state.byGuid.has(id), `candidate guid ${id} is already taken`);
+    invariant(!state.byFeedUrl.has(normalized), `feed_url ${normalized} is already taken`);
     const created: Subscription = {
       userId: state.userId,
       id,
@@ -61,7 +62,7 @@ export const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant
     return {
       kind: 'landed',
       subscriptionId: id,
-      changes: [saved(created), guidRecorded(created, id), ...claimFeedUrl(state, created, normalized)],
+      changes: [saved(created), guidRecorded(created, id), ...claimFeedUrl(state, created, normalized, true)],
     };
   }
 

@@ -8,7 +8,7 @@ import { Deletion, Device, Subscription } from './subscription';
 export type Change =
   | { readonly kind: 'SubscriptionSaved'; readonly subscription: Subscription }
   /** An entry of a guid chain, as the saved subscription holds it: `byGuid` in the state, a row of
-   * `subscription_guids` (which is also where a subscription's chain is loaded from) in SQL. */
+   * the view `subscription_guids` in SQL (where the first entry is the subscription's own row). */
   | {
       readonly kind: 'GuidRecorded';
       readonly userId: UserId;
@@ -23,6 +23,9 @@ export type Change =
       readonly userId: UserId;
       readonly normalizedFeedUrl: string;
       readonly subscriptionId: Guid;
+      /** The subscription is created with it, so no subscription had it before (a feed_url, once
+       * mapped, maps to a subscription for good): the read model keeps it on the subscription's row. */
+      readonly atCreation: boolean;
     }
   | { readonly kind: 'DeletionSaved'; readonly deletion: Deletion }
   | { readonly kind: 'ClockAdvanced'; readonly userId: UserId; readonly lastInstant: Instant }

@@ -37,11 +37,12 @@ export const guidRecorded = (subscription: Subscription, guid: Guid): Change => 
 };
 
 /** FeedUrlRecorded when `normalized` does not map to `subscription` yet: the latest holder of a
- * normalised feed_url wins it. */
+ * normalised feed_url wins it. `atCreation` when `subscription` is being created with it. */
 export const claimFeedUrl = (
   state: UserSubscriptions,
   subscription: Subscription,
   normalized: string,
+  atCreation = false,
 ): Change[] =>
   state.byFeedUrl.get(normalized) === subscription.id
     ? []
@@ -51,6 +52,7 @@ export const claimFeedUrl = (
           userId: state.userId,
           normalizedFeedUrl: normalized,
           subscriptionId: subscription.id,
+          atCreation,
         },
       ];
 

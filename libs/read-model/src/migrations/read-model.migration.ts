@@ -135,5 +135,64 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
-  return [ReadModelTables, GpodderTables];
+  /** A subscription's first guid (its id) and the feed URL it was created with live on its own row,
+   * so that adding a feed writes one row, not three. `subscription_guids` and
+   * `subscription_feed_urls` become views with the same columns and rows as the tables they
+   * replace; the tables behind them keep only what a subscription took later. The feed URL a
+   * subscription was created with was nobody's before (a feed URL that maps to a subscription
+   * always does from then on), so no two subscriptions of a user share it and a later claim of it,
+   * when there is one, is the one that counts. Existing rows keep every claim in the table. */
+  class OneRowPerNewSubscription implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000008`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`ALTER TABLE ${s}.subscriptions ADD COLUMN created bigint`);
+      await queryRunner.query(`ALTER TABLE ${s}.subscriptions ADD COLUMN created_feed_url text`);
+      await queryRunner.query(`
+        UPDATE ${s}.subscriptions sub SET created = g.since FROM ${s}.subscription_guids g
+         WHERE g.user_id = sub.user_id AND g.guid = sub.id AND g.position = 0`);
+      await queryRunner.query(`ALTER TABLE ${s}.subscriptions ALTER COLUMN created SET NOT NULL`);
+      await queryRunner.query(
+        `CREATE UNIQUE INDEX ON ${s}.subscriptions (user_id, created_feed_url) WHERE created_feed_url IS NOT NULL`,
+      );
+      await queryRunner.query(`DELETE FROM ${s}.subscription_guids WHERE position = 0`);
+      await queryRunner.query(`ALTER TABLE ${s}.subscription_guids RENAME TO subscription_later_guids`);
+      await queryRunner.query(
+        `ALTER TABLE ${s}.subscription_feed_urls RENAME TO subscription_later_feed_urls`,
+      );
+      await queryRunner.query(`
+        CREATE VIEW ${s}.subscription_guids AS
+          SELECT user_id, id AS guid, id AS subscription_id, created AS since, 0 AS position FROM ${s}.subscriptions
+          UNION ALL
+          SELECT user_id, guid, subscription_id, since, position FROM ${s}.subscription_later_guids`);
+      await queryRunner.query(`
+        CREATE VIEW ${s}.subscription_feed_urls AS
+          SELECT user_id, normalized_feed_url, subscription_id FROM ${s}.subscription_later_feed_urls
+          UNION ALL
+          SELECT sub.user_id, sub.created_feed_url, sub.id FROM ${s}.subscriptions sub
+           WHERE sub.created_feed_url IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM ${s}.subscription_later_feed_urls f
+                              WHERE f.user_id = sub.user_id AND f.normalized_feed_url = sub.created_feed_url)`);
+    }
+
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`DROP VIEW ${s}.subscription_feed_urls`);
+      await queryRunner.query(`DROP VIEW ${s}.subscription_guids`);
+      await queryRunner.query(
+        `ALTER TABLE ${s}.subscription_later_feed_urls RENAME TO subscription_feed_urls`,
+      );
+      await queryRunner.query(`ALTER TABLE ${s}.subscription_later_guids RENAME TO subscription_guids`);
+      await queryRunner.query(`
+        INSERT INTO ${s}.subscription_guids (user_id, guid, subscription_id, since, position)
+        SELECT user_id, id, id, created, 0 FROM ${s}.subscriptions`);
+      await queryRunner.query(`
+        INSERT INTO ${s}.subscription_feed_urls (user_id, normalized_feed_url, subscription_id)
+        SELECT user_id, created_feed_url, id FROM ${s}.subscriptions WHERE created_feed_url IS NOT NULL
+        ON CONFLICT DO NOTHING`);
+      await queryRunner.query(`ALTER TABLE ${s}.subscriptions DROP COLUMN created_feed_url`);
+      await queryRunner.query(`ALTER TABLE ${s}.subscriptions DROP COLUMN created`);
+    }
+  }
+
+  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription];
 }

@@ -28,23 +28,21 @@ describe('read-model queries', () => {
   beforeAll(async () => {
     database = await openReadModelTestDatabase('read_model_queries', [S, 'rm_empty']);
     const sql = database.dataSource;
+    // Each subscription's first guid and the feed_url it was created with are on its row; A's
+    // second guid is in the table behind the view subscription_guids.
     await sql.query(
       `INSERT INTO ${S}.subscriptions
-         (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed, deleted, merged_into, deletion_id, latest_guid)
-       VALUES ($1, $2, 'https://a.example/rss', true, 100, 200, NULL, NULL, NULL, $3),
-              ($1, $4, 'https://b.example/rss', true, 150, NULL, NULL, $2, NULL, $4),
-              ($1, $5, 'https://c.example/rss', false, 300, NULL, 300, NULL, 7, $5)`,
+         (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed, deleted, merged_into, deletion_id,
+          latest_guid, created, created_feed_url)
+       VALUES ($1, $2, 'https://a.example/rss', true, 100, 200, NULL, NULL, NULL, $3, 100, 'https://a.example/rss'),
+              ($1, $4, 'https://b.example/rss', true, 150, NULL, NULL, $2, NULL, $4, 150, 'https://b.example/rss'),
+              ($1, $5, 'https://c.example/rss', false, 300, NULL, 300, NULL, 7, $5, 120, 'https://c.example/rss')`,
       [U, A1, A2, B1, C1],
     );
     await sql.query(
-      `INSERT INTO ${S}.subscription_guids (user_id, guid, subscription_id, since, position)
-       VALUES ($1, $2, $2, 100, 0), ($1, $3, $2, 200, 1), ($1, $4, $4, 150, 0), ($1, $5, $5, 120, 0)`,
-      [U, A1, A2, B1, C1],
-    );
-    await sql.query(
-      `INSERT INTO ${S}.subscription_feed_urls (user_id, normalized_feed_url, subscription_id)
-       VALUES ($1, 'https://a.example/rss', $2), ($1, 'https://b.example/rss', $3), ($1, 'https://c.example/rss', $4)`,
-      [U, A1, B1, C1],
+      `INSERT INTO ${S}.subscription_later_guids (user_id, guid, subscription_id, since, position)
+       VALUES ($1, $3, $2, 200, 1)`,
+      [U, A1, A2],
     );
     await sql.query(
       `INSERT INTO ${S}.deletions (deletion_id, user_id, subscription_id, status, requested_at, finished_at)
