@@ -235,3 +235,34 @@ describe('applyBatch over several partitions in one transaction', () => {
     expect(await subscriptions(dave)).toBe(4);
   });
 });
+
+describe('applyBatch: user ids that need quoting in SQL', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabaseAt(await createTestDatabase('apply_batch_quoting'), 'castlog', 2);
+  });
+  afterAll(() => database?.close());
+
+  it('locks and applies them as any other (the locks are sent as literals, with BEGIN)', async () => {
+    const users = ["o'brien", 'back\\slash', `quote'"\\'`];
+    const records = users.map((userId, offset) =>
+      recordOf(
+        {
+          type: 'SubscriptionsAddRequested',
+          userId,
+          items: [{ feedUrl: `https://feeds.example.com/${offset}`, candidateGuid: randomUUID() }],
+        },
+        1,
+        offset,
+      ),
+    );
+    expect(await applyBatch(database.dataSource, 'castlog', [{ partition: 1, records }], PARTITIONS)).toEqual(
+      [{ partition: 1, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] }],
+    );
+    const rows = await database.dataSource.query(
+      `SELECT c.user_id, (SELECT count(*)::int FROM castlog.subscriptions s WHERE s.user_id = c.user_id) AS n
+         FROM castlog.user_clocks c ORDER BY c.user_id`,
+    );
+    expect(rows).toEqual([...users].sort().map((user_id) => ({ user_id, n: 1 })));
+  });
+});

@@ -1,7 +1,7 @@
 import { decide, Draft, keysOf, LogEvent, nextInstant } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
-import { inTransaction, OFFSETS_CHANNEL, quoteIdent, Sql } from '@castlog/read-model';
+import { inTransaction, OFFSETS_CHANNEL, quoteIdent, Sql, sqlLiteral } from '@castlog/read-model';
 import { changeWrites, OutcomeRow, outcomeWrites, runWrites } from './changes.sql';
 import { loadStates } from './state.loader';
 
@@ -31,33 +31,70 @@ export async function applyBatch(
   batches: LogBatch | readonly LogBatch[],
   partitions: number,
 ): Promise<AppliedBatch[]> {
-  return inTransaction(dataSource, (sql) => applyInTransaction(sql, schema, batches, partitions));
+  const all = batchesOf(batches);
+  const s = quoteIdent(schema);
+  const partitionIds = [...new Set(all.map((batch) => batch.partition))].sort((a, b) => a - b);
+  const users = [
+    ...new Set(all.flatMap((batch) => batch.records.map((record) => record.value.userId))),
+  ].sort();
+  // BEGIN and both locks in one round trip: the clocks of every user of the batches, a few of whom
+  // may have nothing left to apply.
+  return inTransaction(
+    dataSource,
+    (sql, [offsets, clocks]) =>
+      applyInTransaction(sql, schema, batches, partitions, {
+        offsets: offsets as OffsetRow[],
+        clocks: clocks as ClockRow[],
+      }),
+    {
+      opening: [
+        lockOffsetsStatement(s, `${sqlLiteral(partitionIds)}::int[]`),
+        lockClocksStatement(s, `${sqlLiteral(users)}::text[]`),
+      ],
+    },
+  );
 }
 
+const batchesOf = (batches: LogBatch | readonly LogBatch[]): readonly LogBatch[] =>
+  Array.isArray(batches) ? (batches as readonly LogBatch[]) : [batches as LogBatch];
+
+type OffsetRow = { partition: number; next_offset: string };
+type ClockRow = { user_id: string; last_instant: string };
+
+const lockOffsetsStatement = (s: string, partitions: string) =>
+  `SELECT partition, next_offset FROM ${s}.projection_offsets
+    WHERE partition = ANY(${partitions}) ORDER BY partition FOR UPDATE`;
+
+const lockClocksStatement = (s: string, users: string) =>
+  `SELECT user_id, last_instant FROM ${s}.user_clocks WHERE user_id = ANY(${users})
+    ORDER BY user_id FOR UPDATE`;
+
+/** `applyBatch` in a transaction of the caller's. `locked`: the rows the offsets' and the clocks'
+ * locks answered, when the caller took them (in that order); else they are taken here. */
 export async function applyInTransaction(
   sql: Sql,
   schema: string,
   batches: LogBatch | readonly LogBatch[],
   partitions: number,
+  locked?: { readonly offsets: readonly OffsetRow[]; readonly clocks: readonly ClockRow[] },
 ): Promise<AppliedBatch[]> {
   const s = quoteIdent(schema);
   const byPartition = new Map<number, LogRecord[]>();
-  for (const batch of Array.isArray(batches) ? batches : [batches as LogBatch]) {
+  for (const batch of batchesOf(batches)) {
     byPartition.set(batch.partition, [...(byPartition.get(batch.partition) ?? []), ...batch.records]);
   }
   const partitionIds = [...byPartition.keys()].sort((a, b) => a - b);
   const lockOffsets = async () =>
     new Map(
-      (
-        await sql.query<{ partition: number; next_offset: string }>(
-          `SELECT partition, next_offset FROM ${s}.projection_offsets
-            WHERE partition = ANY($1::int[]) ORDER BY partition FOR UPDATE`,
-          [partitionIds],
-        )
-      ).map((row) => [row.partition, Number(row.next_offset)]),
+      (await sql.query<OffsetRow>(lockOffsetsStatement(s, '$1::int[]'), [partitionIds])).map((row) => [
+        row.partition,
+        Number(row.next_offset),
+      ]),
     );
   // One round trip once the partitions have their rows (every batch but their first).
-  let stored = await lockOffsets();
+  let stored = locked
+    ? new Map(locked.offsets.map((row) => [row.partition, Number(row.next_offset)]))
+    : await lockOffsets();
   if (stored.size < partitionIds.length) {
     await sql.query(
       `INSERT INTO ${s}.projection_offsets (partition, next_offset)
@@ -101,7 +138,7 @@ export async function applyInTransaction(
 
   const keys = keysOf(records.map((record) => record.value));
   const users = [...keys.users].sort();
-  const clocks = await lockClocks(sql, s, users);
+  const clocks = await lockClocks(sql, s, users, locked?.clocks);
   const states = await loadStates(sql, schema, keys, clocks);
   // Each user's state through the batch: one draft per user, each decision's changes applied to it.
   const drafts = new Map([...states].map(([userId, state]) => [userId, new Draft(state)]));
@@ -217,17 +254,22 @@ async function reusedPositions(sql: Sql, s: string, redelivered: readonly LogRec
 }
 
 /** Locks the users' clock rows (the deletion saga takes the same lock) and reads them, creating the
- * missing ones. Users seen before cost one `SELECT … FOR UPDATE`, which writes nothing: the clock
- * row is written once per batch, by the batch's own `ClockAdvanced`. */
-async function lockClocks(sql: Sql, s: string, users: readonly string[]): Promise<Map<string, number>> {
-  type ClockRow = { user_id: string; last_instant: string };
-  const lock = (ids: readonly string[]) =>
-    sql.query<ClockRow>(
-      `SELECT user_id, last_instant FROM ${s}.user_clocks WHERE user_id = ANY($1::text[])
-        ORDER BY user_id FOR UPDATE`,
-      [ids],
-    );
-  const clocks = new Map((await lock(users)).map((row) => [row.user_id, Number(row.last_instant)]));
+ * missing ones. Users seen before cost one `SELECT … FOR UPDATE` (none when the caller locked them:
+ * `locked`), which writes nothing: the clock row is written once per batch, by the batch's own
+ * `ClockAdvanced`. */
+async function lockClocks(
+  sql: Sql,
+  s: string,
+  users: readonly string[],
+  locked?: readonly ClockRow[],
+): Promise<Map<string, number>> {
+  const lock = (ids: readonly string[]) => sql.query<ClockRow>(lockClocksStatement(s, '$1::text[]'), [ids]);
+  const wanted = new Set(users);
+  const clocks = new Map(
+    (locked ?? (await lock(users)))
+      .filter((row) => wanted.has(row.user_id))
+      .map((row) => [row.user_id, Number(row.last_instant)]),
+  );
   const missing = users.filter((userId) => !clocks.has(userId));
   if (missing.length > 0) {
     // A new row is locked by its insert; one a concurrent transaction inserted first is locked by

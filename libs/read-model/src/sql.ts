@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import { escapeLiteral, type Pool, type QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
@@ -17,7 +17,22 @@ export const poolOf = (dataSource: DataSource): Pool => (dataSource.driver as Po
 export interface TransactionOptions {
   /** PostgreSQL's default (READ COMMITTED) unless given. */
   readonly isolation?: 'REPEATABLE READ' | 'SERIALIZABLE';
+  /** Statements sent with BEGIN in one round trip (so without parameters: values in them are
+   * literals, `sqlLiteral`); `work` gets the rows of each. A round trip is most of what a short
+   * statement costs. */
+  readonly opening?: readonly string[];
 }
+
+/** A value as an SQL literal, for statements that cannot take parameters (`opening`): text quoted
+ * and escaped as PostgreSQL reads it, a number as itself, an array as an array literal. */
+export const sqlLiteral = (value: string | number | readonly (string | number)[]): string => {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+    return String(value);
+  }
+  if (typeof value === 'string') return escapeLiteral(value);
+  return `ARRAY[${value.map((element) => sqlLiteral(element)).join(',')}]`;
+};
 
 /** The one way castlog runs a transaction: `work` on a client of the data source's pool
  * (`poolOf`), BEGIN, then COMMIT, or ROLLBACK when `work` or the commit fails. A client whose
@@ -26,16 +41,24 @@ export interface TransactionOptions {
  * comparison snapshot all run through it. */
 export async function inTransaction<T>(
   dataSource: DataSource,
-  work: (sql: Sql) => Promise<T>,
+  work: (sql: Sql, opened: Record<string, unknown>[][]) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
   const client = await poolOf(dataSource).connect();
   let open = false;
   let broken: Error | undefined;
   try {
-    await client.query(options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation}` : 'BEGIN');
+    const begin = options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation}` : 'BEGIN';
+    const opening = options.opening ?? [];
+    // Open before the round trip: BEGIN may succeed and a statement after it fail.
     open = true;
-    const result = await work({ query: async (text, params) => (await client.query(text, params)).rows });
+    // Several statements in one query answer a result each (pg's simple query protocol).
+    const results: unknown = await client.query([begin, ...opening].join(';\n'));
+    const opened = opening.length === 0 ? [] : (results as QueryResult[]).slice(1).map((r) => r.rows);
+    const result = await work(
+      { query: async (text, params) => (await client.query(text, params)).rows },
+      opened,
+    );
     await client.query('COMMIT');
     open = false;
     return result;
