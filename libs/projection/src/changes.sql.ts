@@ -49,7 +49,7 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
   const s = quoteIdent(schema);
   const subscriptions = new Map<string, Subscription>();
   const guidRows = new Map<string, GuidRecorded>();
-  const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string } | null>();
+  const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string }>();
   const createdWith = new Map<string, string>();
   const deletions = new Map<number, Deletion>();
   const clocks = new Map<string, number>();
@@ -67,15 +67,15 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
         if (change.position > 0) guidRows.set(`${change.userId}\u0000${change.guid}`, change);
         break;
       case 'FeedUrlRecorded':
-        // A feed_url taken at creation was nobody's: it cannot follow a later claim in the batch.
+        // A feed_url taken at creation was nobody's: no claim of it comes before in the batch.
         if (change.atCreation)
           createdWith.set(`${change.userId}\u0000${change.subscriptionId}`, change.normalizedFeedUrl);
-        feedUrls.set(
-          `${change.userId}\u0000${change.normalizedFeedUrl}`,
-          change.atCreation
-            ? null
-            : { userId: change.userId, url: change.normalizedFeedUrl, subscriptionId: change.subscriptionId },
-        );
+        else
+          feedUrls.set(`${change.userId}\u0000${change.normalizedFeedUrl}`, {
+            userId: change.userId,
+            url: change.normalizedFeedUrl,
+            subscriptionId: change.subscriptionId,
+          });
         break;
       case 'DeletionSaved':
         deletions.set(change.deletion.deletionId, change.deletion);
@@ -135,7 +135,7 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
     });
   }
 
-  const urls = [...feedUrls.values()].filter((url) => url !== null);
+  const urls = [...feedUrls.values()];
   if (urls.length > 0) {
     writes.push({
       name: 'feed_urls_written',

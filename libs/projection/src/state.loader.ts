@@ -62,16 +62,14 @@ export async function loadStates(
                                SELECT g.subscription_id FROM ${s}.subscription_later_guids g
                                 WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g
          UNION
+         -- A feed_url's holder: its later claim, else the subscription created with it (both keys unique).
          SELECT k.user_id, f.subscription_id FROM unnest($3::text[], $4::text[]) AS k(user_id, url)
-           CROSS JOIN LATERAL (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
-                                WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url LIMIT 1) f
-         UNION
-         -- The subscription created with the feed_url, unless a later claim took it.
-         SELECT k.user_id, sub.id FROM unnest($3::text[], $4::text[]) AS k(user_id, url)
-           CROSS JOIN LATERAL (SELECT sub.id FROM ${s}.subscriptions sub
-                                WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url LIMIT 1) sub
-          WHERE NOT EXISTS (SELECT 1 FROM ${s}.subscription_later_feed_urls f
-                             WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url)
+           CROSS JOIN LATERAL (SELECT coalesce(
+                                 (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
+                                   WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url),
+                                 (SELECT sub.id FROM ${s}.subscriptions sub
+                                   WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url)) AS subscription_id) f
+          WHERE f.subscription_id IS NOT NULL
          UNION
          SELECT k.user_id, d.subscription_id FROM unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id)
            CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
