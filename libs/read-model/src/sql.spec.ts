@@ -1,4 +1,4 @@
-import { sqlLiteral } from './sql';
+import { parameters, sqlLiteral } from './sql';
 
 describe('sqlLiteral: values for statements without parameters', () => {
   it('quotes text, doubling quotes, and reads backslashes as themselves', () => {
@@ -7,14 +7,30 @@ describe('sqlLiteral: values for statements without parameters', () => {
     expect(sqlLiteral('a\\b')).toBe(" E'a\\\\b'");
   });
 
-  it('writes numbers as themselves and refuses what is not a finite number', () => {
-    expect(sqlLiteral(42)).toBe('42');
-    expect(() => sqlLiteral(Number.NaN)).toThrow('not a finite number');
+  it('writes numbers and booleans as quoted text, as pg sends them, and null as NULL', () => {
+    expect(sqlLiteral(42)).toBe("'42'");
+    expect(sqlLiteral(true)).toBe("'true'");
+    expect(sqlLiteral(null)).toBe('NULL');
   });
 
-  it('writes arrays as ARRAY[…] of their elements', () => {
-    expect(sqlLiteral([1, 2])).toBe('ARRAY[1,2]');
-    expect(sqlLiteral(["a'", 'b'])).toBe("ARRAY['a''','b']");
-    expect(sqlLiteral([])).toBe('ARRAY[]');
+  it('refuses what PostgreSQL could not read back: a number that is not finite, text with U+0000', () => {
+    expect(() => sqlLiteral(Number.NaN)).toThrow('not a finite number');
+    expect(() => sqlLiteral([1, Number.POSITIVE_INFINITY])).toThrow('not a finite number');
+    expect(() => sqlLiteral('a\u0000b')).toThrow('U+0000');
+  });
+
+  it('writes arrays as array literals, every element quoted and null as NULL', () => {
+    expect(sqlLiteral([1, 2])).toBe(`'{"1","2"}'`);
+    expect(sqlLiteral(["a'", null, false])).toBe(`'{"a''",NULL,"false"}'`);
+    expect(sqlLiteral(['say "hi"', 'back\\slash'])).toBe(` E'{"say \\\\"hi\\\\"","back\\\\\\\\slash"}'`);
+    expect(sqlLiteral([])).toBe("'{}'");
+  });
+});
+
+describe('parameters: placeholders for a statement with parameters', () => {
+  it('numbers the placeholders in the order the values come and keeps the values', () => {
+    const { param, params } = parameters();
+    expect(`${param('a')} ${param([1, null])}`).toBe('$1 $2');
+    expect(params).toEqual(['a', [1, null]]);
   });
 });

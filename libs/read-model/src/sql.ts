@@ -1,4 +1,4 @@
-import { escapeLiteral, type Pool, type QueryResult } from 'pg';
+import type { Pool, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
@@ -23,16 +23,53 @@ export interface TransactionOptions {
   readonly opening?: readonly string[];
 }
 
-/** A value as an SQL literal, for statements that cannot take parameters (`opening`): text quoted
- * and escaped as PostgreSQL reads it, a number as itself, an array as an array literal. */
-export const sqlLiteral = (value: string | number | readonly (string | number)[]): string => {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-    return String(value);
-  }
-  if (typeof value === 'string') return escapeLiteral(value);
-  return `ARRAY[${value.map((element) => sqlLiteral(element)).join(',')}]`;
+type Scalar = string | number | boolean | null;
+
+/** A value a statement takes: a scalar, or an array of them (which the statement casts). */
+export type SqlValue = Scalar | readonly Scalar[];
+
+/** Adds a value to the statement being built and answers what stands for it there: a placeholder
+ * (`parameters`) or the value itself (`sqlLiteral`). */
+export type Param = (value: SqlValue) => string;
+
+/** Placeholders `$1`, `$2`… and the values they stand for, in order. */
+export const parameters = (): { readonly param: Param; readonly params: SqlValue[] } => {
+  const params: SqlValue[] = [];
+  return { param: (value) => `$${params.push(value)}`, params };
 };
+
+const quoted = (text: string): string => {
+  if (text.includes('\u0000')) throw new Error('text holds U+0000, which PostgreSQL cannot store');
+  const doubled = text.replace(/'/g, "''");
+  // As pg's escapeLiteral: backslashes doubled in an E'' string read the same whatever
+  // standard_conforming_strings says.
+  return text.includes('\\') ? ` E'${doubled.replace(/\\/g, '\\\\')}'` : `'${doubled}'`;
+};
+
+const arrayElement = (value: Scalar): string =>
+  value === null ? 'NULL' : `"${scalarText(value).replace(/[\\"]/g, '\\$&')}"`;
+
+const scalarText = (value: Exclude<Scalar, null>): string => {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+  return String(value);
+};
+
+/** A value as an SQL literal, for statements sent without parameters (`opening`, `queryAndCommit`):
+ * what pg would send as the parameter, quoted, so it means the same where the statement casts it
+ * (`${sqlLiteral(ids)}::uuid[]`) or where its type is inferred. An array is an array literal
+ * (`'{"a","b",NULL}'`), null is NULL. */
+export const sqlLiteral: Param = (value) => {
+  if (value === null) return 'NULL';
+  if (Array.isArray(value)) return quoted(`{${(value as readonly Scalar[]).map(arrayElement).join(',')}}`);
+  return quoted(scalarText(value as Exclude<Scalar, null>));
+};
+
+/** A transaction's connection, as `inTransaction` gives it to its work. */
+export interface TransactionSql extends Sql {
+  /** `text` (values as literals: `sqlLiteral`) and COMMIT in one round trip: the transaction ends
+   * with it, committed when `text` succeeds, rolled back when it fails. Answers the rows of `text`. */
+  queryAndCommit<T = Record<string, unknown>>(text: string): Promise<T[]>;
+}
 
 /** The one way castlog runs a transaction: `work` on a client of the data source's pool
  * (`poolOf`), BEGIN, then COMMIT, or ROLLBACK when `work` or the commit fails. A client whose
@@ -41,7 +78,7 @@ export const sqlLiteral = (value: string | number | readonly (string | number)[]
  * comparison snapshot all run through it. */
 export async function inTransaction<T>(
   dataSource: DataSource,
-  work: (sql: Sql, opened: Record<string, unknown>[][]) => Promise<T>,
+  work: (sql: TransactionSql, opened: Record<string, unknown>[][]) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
   const client = await poolOf(dataSource).connect();
@@ -55,12 +92,30 @@ export async function inTransaction<T>(
     // Several statements in one query answer a result each (pg's simple query protocol).
     const results: unknown = await client.query([begin, ...opening].join(';\n'));
     const opened = opening.length === 0 ? [] : (results as QueryResult[]).slice(1).map((r) => r.rows);
+    const ended = () => {
+      if (!open) throw new Error('the transaction has ended');
+    };
     const result = await work(
-      { query: async (text, params) => (await client.query(text, params)).rows },
+      {
+        query: async (text, params) => {
+          ended();
+          return (await client.query(text, params)).rows;
+        },
+        queryAndCommit: async <R>(text: string) => {
+          ended();
+          // The server runs COMMIT only once `text` has succeeded; if COMMIT itself fails, the
+          // ROLLBACK below meets no transaction, which PostgreSQL answers with a warning.
+          const [rows] = (await client.query(`${text};\nCOMMIT`)) as unknown as QueryResult[];
+          open = false;
+          return (rows?.rows ?? []) as R[];
+        },
+      },
       opened,
     );
-    await client.query('COMMIT');
-    open = false;
+    if (open) {
+      await client.query('COMMIT');
+      open = false;
+    }
     return result;
   } catch (error) {
     if (open) await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
