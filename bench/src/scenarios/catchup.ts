@@ -1,6 +1,12 @@
 import { LogBatch } from '@castlog/event-log';
 import { AppliedBatch, applyBatch, applyInTransaction, batchTransactions } from '@castlog/projection';
-import { inTransaction, quoteIdent, readModelMigrations, Sql, storedOffset } from '@castlog/read-model';
+import {
+  inTransaction,
+  quoteIdent,
+  readModelMigrations,
+  storedOffset,
+  TransactionSql,
+} from '@castlog/read-model';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { Pool, PoolClient } from 'pg';
 import { DataSource, QueryRunner } from 'typeorm';
@@ -76,7 +82,7 @@ class StageTimer {
   /** The stage of a statement of applyInTransaction, loadStates and runWrites. */
   static stageOf(text: string): string {
     const t = text.replace(/\s+/g, ' ').trim();
-    if (t.includes('offsets_moved')) return 'write changes, outcomes, offsets';
+    if (t.includes('offsets_moved')) return 'write changes, outcomes, offsets, and COMMIT';
     if (t.includes('projection_offsets')) return 'offsets';
     if (t.includes('user_clocks') && t.includes('RETURNING user_id, last_instant')) return 'lock clocks';
     if (t.startsWith('WITH RECURSIVE') || t.startsWith('SELECT')) return 'load state';
@@ -98,9 +104,18 @@ async function applyBatchTimed(
     return await inTransaction(dataSource, async (sql) => {
       timer.add('begin', since(started));
       let inSql = 0;
-      const timed: Sql = {
+      const timing = async <T>(text: string, run: () => Promise<T>): Promise<T> => {
+        const start = performance.now();
+        try {
+          return await run();
+        } finally {
+          const ms = since(start);
+          inSql += ms;
+          timer.add(StageTimer.stageOf(text), ms);
+        }
+      };
+      const timed: TransactionSql = {
         query: async (text, params) => {
-          const start = performance.now();
           if (
             process.env.BENCH_EXPLAIN &&
             StageTimer.stageOf(text) === 'load state' &&
@@ -112,14 +127,9 @@ async function applyBatchTimed(
             );
             console.error(plan.map((r) => r['QUERY PLAN']).join('\n'));
           }
-          try {
-            return await sql.query(text, params);
-          } finally {
-            const ms = since(start);
-            inSql += ms;
-            timer.add(StageTimer.stageOf(text), ms);
-          }
+          return timing(text, () => sql.query(text, params));
         },
+        queryAndCommit: (text) => timing(text, () => sql.queryAndCommit(text)),
       };
       const t = performance.now();
       const result = await applyInTransaction(timed, schema, batches, partitions);

@@ -1,10 +1,12 @@
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { LogBatch, LogRecord } from '@castlog/event-log';
-import { Database, storedOffsets } from '@castlog/read-model';
+import { Database, inTransaction, storedOffsets } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { createTestDatabase } from '../../../test/support/databases';
-import { applyBatch } from './apply-batch';
+import { poll } from '../../../test/support/until';
+import { applyBatch, applyInTransaction, readWithLocks } from './apply-batch';
 
 const PARTITIONS = 3;
 const T0 = Date.UTC(2026, 10, 23);
@@ -243,26 +245,144 @@ describe('applyBatch: user ids that need quoting in SQL', () => {
   });
   afterAll(() => database?.close());
 
-  it('locks and applies them as any other (the locks are sent as literals, with BEGIN)', async () => {
+  it('locks, reads and applies them as any other (the locks and the first read are sent as literals, with BEGIN; the writes with COMMIT)', async () => {
     const users = ["o'brien", 'back\\slash', `quote'"\\'`];
-    const records = users.map((userId, offset) =>
+    const add = (userId: string, offset: number) =>
       recordOf(
         {
           type: 'SubscriptionsAddRequested',
           userId,
-          items: [{ feedUrl: `https://feeds.example.com/${offset}`, candidateGuid: randomUUID() }],
+          items: [
+            { feedUrl: `https://feeds.example.com/it's/"${userId.length}"`, candidateGuid: randomUUID() },
+          ],
         },
         1,
         offset,
-      ),
-    );
+      );
+    const records = users.map((userId, offset) => add(userId, offset));
     expect(await applyBatch(database.dataSource, 'castlog', [{ partition: 1, records }], PARTITIONS)).toEqual(
       [{ partition: 1, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] }],
     );
+    // The same feeds again: the read finds each user's subscription by its quoted feed_url.
+    const again = users.map((userId, index) => add(userId, 3 + index));
+    await applyBatch(database.dataSource, 'castlog', [{ partition: 1, records: again }], PARTITIONS);
     const rows = await database.dataSource.query(
       `SELECT c.user_id, (SELECT count(*)::int FROM castlog.subscriptions s WHERE s.user_id = c.user_id) AS n
          FROM castlog.user_clocks c ORDER BY c.user_id`,
     );
     expect(rows).toEqual([...users].sort().map((user_id) => ({ user_id, n: 1 })));
+    const outcomes: { kind: string }[] = (
+      await database.dataSource.query(
+        `SELECT outcome FROM castlog.request_outcomes WHERE partition = 1 ORDER BY "offset"`,
+      )
+    ).map((row: { outcome: { results: { kind: string }[] } }) => row.outcome);
+    expect(outcomes).toHaveLength(6);
+    expect(JSON.stringify(outcomes.slice(0, 3))).not.toEqual(JSON.stringify(outcomes.slice(3)));
+  });
+});
+
+describe('applyBatch: two transactions of one partition at once (a rebalance hands it to a second projector)', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabaseAt(await createTestDatabase('apply_batch_overlap'), 'castlog', 2);
+  });
+  afterAll(() => database?.close());
+
+  /** POSTs of one feed by `user` at `offsets` of `partition`, every one the same feed. */
+  const sameFeed = (user: string, partition: number, offsets: number[], feed = 'the-one'): LogBatch => ({
+    partition,
+    records: offsets.map((offset) =>
+      recordOf(
+        {
+          type: 'SubscriptionsAddRequested',
+          userId: user,
+          items: [{ feedUrl: `https://feeds.example.com/${user}/${feed}`, candidateGuid: randomUUID() }],
+        },
+        partition,
+        offset,
+      ),
+    ),
+  });
+
+  /** The batch at `from`, and the same batch with the next two POSTs, as two projectors get them. */
+  const overlapping = (user: string, partition: number, from: number): [LogBatch, LogBatch] => {
+    const shorter = sameFeed(user, partition, [from]);
+    const next = sameFeed(user, partition, [from + 1, from + 2]);
+    return [shorter, { partition, records: [...shorter.records, ...next.records] }];
+  };
+
+  const countsOf = async (user: string) =>
+    (
+      await database.dataSource.query(
+        `SELECT count(*)::int AS subscriptions,
+                (SELECT count(*)::int FROM castlog.request_outcomes o WHERE o.user_id = $1) AS outcomes
+           FROM castlog.subscriptions WHERE user_id = $1`,
+        [user],
+      )
+    )[0];
+
+  // In both cases the later POSTs of the feed must find the subscription the first created,
+  // whichever transaction applied it: a decision on a state read before that commit would create a
+  // second one with the same feed_url, which its unique index refuses.
+
+  it('a user seen before: the second reads the state once the first has committed, its locks waiting', async () => {
+    const [user, partition] = ['overlap-known', 1];
+    await applyBatch(
+      database.dataSource,
+      'castlog',
+      [sameFeed(user, partition, [0, 1], 'another')],
+      PARTITIONS,
+    );
+    // Both start while a third transaction holds the partition's offset row, then it gives way.
+    const [holder, watcher] = [database.url, database.url].map(
+      (url) => new Client({ connectionString: url }),
+    );
+    await Promise.all([holder.connect(), watcher.connect()]);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM castlog.projection_offsets WHERE partition = $1 FOR UPDATE', [
+        partition,
+      ]);
+      const [shorter, longer] = overlapping(user, partition, 2);
+      const applied = Promise.all([
+        applyBatch(database.dataSource, 'castlog', [shorter], PARTITIONS),
+        applyBatch(database.dataSource, 'castlog', [longer], PARTITIONS),
+      ]);
+      await poll('both transactions waiting for the offset row', async () => {
+        const { rows } = await watcher.query(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return rows[0].waiting === 2;
+      });
+      await holder.query('ROLLBACK');
+      expect(await applied).toContainEqual([
+        { partition, applied: 2, nextOffset: 5, acceptedDeletions: [], reusedOffsets: [] },
+      ]);
+    } finally {
+      await Promise.all([holder.end(), watcher.end()]);
+    }
+    expect((await storedOffsets(database.dataSource, 'castlog')).get(partition)).toBe(5);
+    expect(await countsOf(user)).toEqual({ subscriptions: 2, outcomes: 5 });
+  });
+
+  it('a new user: the state read with the locks, before the other transaction created the user, is read again', async () => {
+    const [user, partition] = ['overlap-new', 0];
+    const [shorter, longer] = overlapping(user, partition, 0);
+    // The longer batch's transaction reads with its locks, then the shorter batch is applied and
+    // committed, then the longer one goes on: there was no row of the user to wait for.
+    const { opening, readOf } = readWithLocks('castlog', [longer]);
+    const applied = await inTransaction(
+      database.dataSource,
+      async (sql, opened) => {
+        await applyBatch(database.dataSource, 'castlog', [shorter], PARTITIONS);
+        return applyInTransaction(sql, 'castlog', [longer], PARTITIONS, readOf(opened));
+      },
+      { opening },
+    );
+    expect(applied).toEqual([
+      { partition, applied: 2, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
+    ]);
+    expect(await countsOf(user)).toEqual({ subscriptions: 1, outcomes: 3 });
   });
 });

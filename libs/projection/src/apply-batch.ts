@@ -1,9 +1,16 @@
-import { decide, Draft, keysOf, LogEvent, nextInstant } from '@castlog/domain';
+import { BatchKeys, decide, Draft, keysOf, LogEvent, nextInstant } from '@castlog/domain';
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
-import { inTransaction, OFFSETS_CHANNEL, quoteIdent, Sql, sqlLiteral } from '@castlog/read-model';
-import { changeWrites, OutcomeRow, outcomeWrites, runWrites } from './changes.sql';
-import { loadStates } from './state.loader';
+import {
+  inTransaction,
+  OFFSETS_CHANNEL,
+  quoteIdent,
+  Sql,
+  sqlLiteral,
+  TransactionSql,
+} from '@castlog/read-model';
+import { changeWrites, OutcomeRow, outcomeWrites, writeStatement } from './changes.sql';
+import { loadStates, reachedSubscriptionsStatement, SubscriptionRow } from './state.loader';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer E)[] ? E[] : T[K] };
 
@@ -31,28 +38,37 @@ export async function applyBatch(
   batches: LogBatch | readonly LogBatch[],
   partitions: number,
 ): Promise<AppliedBatch[]> {
+  const { opening, readOf } = readWithLocks(schema, batches);
+  return inTransaction(
+    dataSource,
+    (sql, opened) => applyInTransaction(sql, schema, batches, partitions, readOf(opened)),
+    { opening },
+  );
+}
+
+/** What `applyBatch` sends with BEGIN, in one round trip — both locks, then the state the batches
+ * reach (of every user of the batches, a few of whom may have nothing left to apply) — and how it
+ * reads their rows. */
+export function readWithLocks(
+  schema: string,
+  batches: LogBatch | readonly LogBatch[],
+): { opening: string[]; readOf: (opened: readonly Record<string, unknown>[][]) => ReadWithLocks } {
   const all = batchesOf(batches);
   const s = quoteIdent(schema);
   const partitionIds = [...new Set(all.map((batch) => batch.partition))].sort((a, b) => a - b);
-  const users = [
-    ...new Set(all.flatMap((batch) => batch.records.map((record) => record.value.userId))),
-  ].sort();
-  // BEGIN and both locks in one round trip: the clocks of every user of the batches, a few of whom
-  // may have nothing left to apply.
-  return inTransaction(
-    dataSource,
-    (sql, [offsets, clocks]) =>
-      applyInTransaction(sql, schema, batches, partitions, {
-        offsets: offsets as OffsetRow[],
-        clocks: clocks as ClockRow[],
-      }),
-    {
-      opening: [
-        lockOffsetsStatement(s, `${sqlLiteral(partitionIds)}::int[]`),
-        lockClocksStatement(s, `${sqlLiteral(users)}::text[]`),
-      ],
-    },
-  );
+  const keys = keysOf(all.flatMap((batch) => batch.records.map((record) => record.value)));
+  return {
+    opening: [
+      lockOffsetsStatement(s, `${sqlLiteral(partitionIds)}::int[]`),
+      lockClocksStatement(s, `${sqlLiteral([...keys.users].sort())}::text[]`),
+      reachedSubscriptionsStatement(schema, keys, sqlLiteral),
+    ],
+    readOf: ([offsets, clocks, reached]) => ({
+      offsets: offsets as OffsetRow[],
+      clocks: clocks as ClockRow[],
+      reached: { keys, rows: reached as unknown as SubscriptionRow[] },
+    }),
+  };
 }
 
 const batchesOf = (batches: LogBatch | readonly LogBatch[]): readonly LogBatch[] =>
@@ -69,14 +85,24 @@ const lockClocksStatement = (s: string, users: string) =>
   `SELECT user_id, last_instant FROM ${s}.user_clocks WHERE user_id = ANY(${users})
     ORDER BY user_id FOR UPDATE`;
 
-/** `applyBatch` in a transaction of the caller's. `locked`: the rows the offsets' and the clocks'
- * locks answered, when the caller took them (in that order); else they are taken here. */
+/** What the caller read at the start of the transaction (`readWithLocks`): the rows the offsets'
+ * and the clocks' locks answered (in that order) and, read after them, the subscriptions that
+ * `keys` (those of every record handed over) reach. */
+export interface ReadWithLocks {
+  readonly offsets: readonly OffsetRow[];
+  readonly clocks: readonly ClockRow[];
+  readonly reached: { readonly keys: BatchKeys; readonly rows: readonly SubscriptionRow[] };
+}
+
+/** `applyBatch` in a transaction of the caller's, which its last statement commits (the writes and
+ * COMMIT in one round trip) when there is anything to write. `read`: what the caller read with
+ * the locks, when it took them; else everything is read here. */
 export async function applyInTransaction(
-  sql: Sql,
+  sql: TransactionSql,
   schema: string,
   batches: LogBatch | readonly LogBatch[],
   partitions: number,
-  locked?: { readonly offsets: readonly OffsetRow[]; readonly clocks: readonly ClockRow[] },
+  read?: ReadWithLocks,
 ): Promise<AppliedBatch[]> {
   const s = quoteIdent(schema);
   const byPartition = new Map<number, LogRecord[]>();
@@ -92,8 +118,8 @@ export async function applyInTransaction(
       ]),
     );
   // One round trip once the partitions have their rows (every batch but their first).
-  let stored = locked
-    ? new Map(locked.offsets.map((row) => [row.partition, Number(row.next_offset)]))
+  let stored = read
+    ? new Map(read.offsets.map((row) => [row.partition, Number(row.next_offset)]))
     : await lockOffsets();
   if (stored.size < partitionIds.length) {
     await sql.query(
@@ -136,10 +162,13 @@ export async function applyInTransaction(
     results.get(partition)?.reusedOffsets.push(offset);
   if (records.length === 0) return [...results.values()];
 
-  const keys = keysOf(records.map((record) => record.value));
+  const keys = read?.reached.keys ?? keysOf(records.map((record) => record.value));
   const users = [...keys.users].sort();
-  const clocks = await lockClocks(sql, s, users, locked?.clocks);
-  const states = await loadStates(sql, schema, keys, clocks);
+  const { clocks, raced } = await lockClocks(sql, s, users, read?.clocks);
+  // The state read with the locks is current: a user's state changes only under the lock of the
+  // user's clock row, which the read waited for. Unless a transaction created a user's row after
+  // that (the user was new to both): then the state is read again.
+  const states = await loadStates(sql, schema, keys, clocks, raced ? undefined : read?.reached.rows);
   // Each user's state through the batch: one draft per user, each decision's changes applied to it.
   const drafts = new Map([...states].map(([userId, state]) => [userId, new Draft(state)]));
 
@@ -166,26 +195,28 @@ export async function applyInTransaction(
 
   const moved = [...results.values()].filter((result) => result.applied > 0);
   // The read-model changes, the outcomes, the new offsets and their notices (sent at commit): one
-  // statement.
-  await runWrites(
-    sql,
-    [
-      ...changeWrites(schema, changes),
-      ...outcomeWrites(schema, outcomes),
-      {
-        name: 'offsets_moved',
-        text: (p) => `
+  // statement, sent with COMMIT.
+  await sql.queryAndCommit(
+    writeStatement(
+      [
+        ...changeWrites(schema, changes),
+        ...outcomeWrites(schema, outcomes),
+        {
+          name: 'offsets_moved',
+          text: (p) => `
           UPDATE ${s}.projection_offsets o SET next_offset = m.next
             FROM unnest(${p(moved.map((r) => r.partition))}::int[], ${p(moved.map((r) => r.nextOffset))}::bigint[])
                  AS m(partition, next)
            WHERE o.partition = m.partition
           RETURNING o.partition, o.next_offset`,
-      },
-    ],
-    (p) => `
+        },
+      ],
+      sqlLiteral,
+      (p) => `
       SELECT pg_notify(${p(OFFSETS_CHANNEL)}, json_build_object('schema', ${p(schema)}::text, 'partition', partition,
                                                                  'next', next_offset)::text)
         FROM offsets_moved`,
+    ),
   );
   return [...results.values()];
 }
@@ -262,7 +293,7 @@ async function lockClocks(
   s: string,
   users: readonly string[],
   locked?: readonly ClockRow[],
-): Promise<Map<string, number>> {
+): Promise<{ clocks: Map<string, number>; raced: boolean }> {
   const lock = (ids: readonly string[]) => sql.query<ClockRow>(lockClocksStatement(s, '$1::text[]'), [ids]);
   const wanted = new Set(users);
   const clocks = new Map(
@@ -281,10 +312,12 @@ async function lockClocks(
     );
     for (const row of inserted) clocks.set(row.user_id, Number(row.last_instant));
     const raced = missing.filter((userId) => !clocks.has(userId));
-    if (raced.length > 0)
+    if (raced.length > 0) {
       for (const row of await lock(raced)) clocks.set(row.user_id, Number(row.last_instant));
+      return { clocks, raced: true };
+    }
   }
-  return clocks;
+  return { clocks, raced: false };
 }
 
 const outcomeRow = (record: LogRecord, instant: number, outcome: OutcomeRow['outcome']): OutcomeRow => ({

@@ -1,5 +1,5 @@
 import { Change, Deletion, Device, RequestOutcome, Subscription } from '@castlog/domain';
-import { quoteIdent, Sql } from '@castlog/read-model';
+import { Param, parameters, quoteIdent, Sql } from '@castlog/read-model';
 
 export interface OutcomeRow {
   readonly partition: number;
@@ -12,28 +12,33 @@ export interface OutcomeRow {
   readonly outcome: RequestOutcome;
 }
 
-/** Adds a parameter to the statement being built and answers its placeholder. */
-export type Param = (value: unknown) => string;
-
 /** One data-modifying statement of a write, run as a CTE of a single statement with the others. */
 export interface Write {
   readonly name: string;
   readonly text: (param: Param) => string;
 }
 
-/** Runs every write as one statement (a data-modifying CTE each, then `main`, which may read the
- * CTEs' RETURNING rows): one round trip however many tables a batch touches. The tables written
- * are distinct and have no foreign keys, so the CTEs, which cannot see each other's rows, never
- * need to. */
+/** Every write as one statement (a data-modifying CTE each, then `main`, which may read the CTEs'
+ * RETURNING rows): one round trip however many tables a batch touches. The tables written are
+ * distinct and have no foreign keys, so the CTEs, which cannot see each other's rows, never need to.
+ * `param` places the values: as parameters (`parameters`) or as literals (`sqlLiteral`). */
+export function writeStatement(
+  writes: readonly Write[],
+  param: Param,
+  main: (param: Param) => string = () => 'SELECT 1',
+): string {
+  const ctes = writes.map((write) => `${write.name} AS (${write.text(param)})`);
+  return `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${main(param)}`;
+}
+
+/** Runs every write as one statement with parameters (`writeStatement`). */
 export async function runWrites<T = Record<string, unknown>>(
   sql: Sql,
   writes: readonly Write[],
-  main: (param: Param) => string = () => 'SELECT 1',
+  main?: (param: Param) => string,
 ): Promise<T[]> {
-  const params: unknown[] = [];
-  const param: Param = (value) => `$${params.push(value)}`;
-  const ctes = writes.map((write) => `${write.name} AS (${write.text(param)})`);
-  const text = `${ctes.length > 0 ? `WITH ${ctes.join(',\n')}\n` : ''}${main(param)}`;
+  const { param, params } = parameters();
+  const text = writeStatement(writes, param, main);
   return sql.query<T>(text, params);
 }
 

@@ -9,9 +9,9 @@ import {
   Subscription,
   UserSubscriptions,
 } from '@castlog/domain';
-import { quoteIdent, Sql } from '@castlog/read-model';
+import { Param, parameters, quoteIdent, Sql } from '@castlog/read-model';
 
-interface SubscriptionRow {
+export interface SubscriptionRow {
   user_id: string;
   id: string;
   feed_url: string;
@@ -38,24 +38,16 @@ function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, 
 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
-/** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
- * domain, which says what that is): the subscriptions named (every one of a whole user) and those
- * they are merged into, with their guid chains and the feed_urls mapping to them, the deletions
- * named or attached, the devices named, and the user's clock. Callers hold the users' clock rows locked.
- * It reads the tables behind the views `subscription_guids` and `subscription_feed_urls` and each
- * subscription's own first guid and creation feed_url, as those views do, one index probe a key. */
-export async function loadStates(
-  sql: Sql,
-  schema: string,
-  keys: BatchKeys,
-  clocks: ReadonlyMap<string, number>,
-): Promise<Map<string, UserSubscriptions>> {
+/** The statement that reads the subscriptions the keys reach (`loadStates`' first query; the
+ * projector sends it with its locks). */
+export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p: Param): string => {
   const s = quoteIdent(schema);
-  const subscriptions = await sql.query<SubscriptionRow>(
-    // Every key and every step is one primary-key probe: LATERAL … LIMIT 1 keeps the planner from
-    // hashing a whole table per batch, which made catch-up quadratic in the read model's size.
-    `WITH RECURSIVE seed(user_id, id) AS (
-         SELECT k.user_id, g.subscription_id FROM unnest($1::text[], $2::uuid[]) AS k(user_id, guid)
+  const guidKeys = [p(keys.guids.map(([u]) => u)), p(keys.guids.map(([, g]) => g))];
+  const urlKeys = [p(keys.feedUrls.map(([u]) => u)), p(keys.feedUrls.map(([, f]) => f))];
+  const deletionKeys = [p(keys.deletionIds.map(([u]) => u)), p(keys.deletionIds.map(([, d]) => d))];
+  const wholeUsers = p([...keys.wholeUsers]);
+  return `WITH RECURSIVE seed(user_id, id) AS (
+         SELECT k.user_id, g.subscription_id FROM unnest(${guidKeys[0]}::text[], ${guidKeys[1]}::uuid[]) AS k(user_id, guid)
            CROSS JOIN LATERAL (SELECT sub.id AS subscription_id FROM ${s}.subscriptions sub
                                 WHERE sub.user_id = k.user_id AND sub.id = k.guid
                                UNION ALL
@@ -63,7 +55,7 @@ export async function loadStates(
                                 WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g
          UNION
          -- A feed_url's holder: its later claim, else the subscription created with it (both keys unique).
-         SELECT k.user_id, f.subscription_id FROM unnest($3::text[], $4::text[]) AS k(user_id, url)
+         SELECT k.user_id, f.subscription_id FROM unnest(${urlKeys[0]}::text[], ${urlKeys[1]}::text[]) AS k(user_id, url)
            CROSS JOIN LATERAL (SELECT coalesce(
                                  (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
                                    WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url),
@@ -71,11 +63,11 @@ export async function loadStates(
                                    WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url)) AS subscription_id) f
           WHERE f.subscription_id IS NOT NULL
          UNION
-         SELECT k.user_id, d.subscription_id FROM unnest($5::text[], $6::bigint[]) AS k(user_id, deletion_id)
+         SELECT k.user_id, d.subscription_id FROM unnest(${deletionKeys[0]}::text[], ${deletionKeys[1]}::bigint[]) AS k(user_id, deletion_id)
            CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
                                 WHERE d.deletion_id = k.deletion_id AND d.user_id = k.user_id LIMIT 1) d
          UNION
-         SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY($7::text[])
+         SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY(${wholeUsers}::text[])
        ),
        reach(user_id, id) AS (
          SELECT user_id, id FROM seed
@@ -89,45 +81,62 @@ export async function loadStates(
             sub.deleted, sub.merged_into, sub.deletion_id, sub.created, sub.created_feed_url
        FROM reach r
        CROSS JOIN LATERAL (SELECT * FROM ${s}.subscriptions sub WHERE sub.user_id = r.user_id AND sub.id = r.id
-                            LIMIT 1) sub`,
-    [
-      keys.guids.map(([u]) => u),
-      keys.guids.map(([, g]) => g),
-      keys.feedUrls.map(([u]) => u),
-      keys.feedUrls.map(([, f]) => f),
-      keys.deletionIds.map(([u]) => u),
-      keys.deletionIds.map(([, d]) => d),
-      [...keys.wholeUsers],
-    ],
-  );
+                            LIMIT 1) sub`;
+};
+
+const reachedSubscriptions = (sql: Sql, schema: string, keys: BatchKeys) => {
+  const { param, params } = parameters();
+  return sql.query<SubscriptionRow>(reachedSubscriptionsStatement(schema, keys, param), params);
+};
+
+/** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
+ * domain, which says what that is): the subscriptions named (every one of a whole user) and those
+ * they are merged into, with their guid chains and the feed_urls mapping to them, the deletions
+ * named or attached, the devices named, and the user's clock. Callers hold the users' clock rows locked.
+ * It reads the tables behind the views `subscription_guids` and `subscription_feed_urls` and each
+ * subscription's own first guid and creation feed_url, as those views do, one index probe a key.
+ * `reached`: the rows of `reachedSubscriptionsStatement` for these keys, when the caller read them
+ * (under the same locks); else they are read here. */
+export async function loadStates(
+  sql: Sql,
+  schema: string,
+  keys: BatchKeys,
+  clocks: ReadonlyMap<string, number>,
+  reached?: readonly SubscriptionRow[],
+): Promise<Map<string, UserSubscriptions>> {
+  const s = quoteIdent(schema);
+  const subscriptions = reached ?? (await reachedSubscriptions(sql, schema, keys));
   // Each query below runs only when it has something to look up: a batch of new feeds needs none.
   const owners = [subscriptions.map((r) => r.user_id), subscriptions.map((r) => r.id)];
   const createdWith = subscriptions.filter((r) => r.created_feed_url !== null);
-  const [guidRows, urlRows, takenRows] =
+  // One statement after another: a transaction's connection runs one at a time.
+  const guidRows =
     subscriptions.length === 0
-      ? [[], [], []]
-      : await Promise.all([
-          sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
-            `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_later_guids g
-               JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
-              ORDER BY g.user_id, g.subscription_id, g.position`,
-            owners,
-          ),
-          sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
-            `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_later_feed_urls f
-               JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
-            owners,
-          ),
-          // The creation feed_urls a later claim took: those map to their later holder.
-          createdWith.length === 0
-            ? []
-            : sql.query<{ user_id: string; normalized_feed_url: string }>(
-                `SELECT f.user_id, f.normalized_feed_url FROM ${s}.subscription_later_feed_urls f
-                   JOIN unnest($1::text[], $2::text[]) AS k(user_id, url)
-                     ON f.user_id = k.user_id AND f.normalized_feed_url = k.url`,
-                [createdWith.map((r) => r.user_id), createdWith.map((r) => r.created_feed_url)],
-              ),
-        ]);
+      ? []
+      : await sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
+          `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_later_guids g
+             JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
+            ORDER BY g.user_id, g.subscription_id, g.position`,
+          owners,
+        );
+  const urlRows =
+    subscriptions.length === 0
+      ? []
+      : await sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
+          `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_later_feed_urls f
+             JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
+          owners,
+        );
+  // The creation feed_urls a later claim took: those map to their later holder.
+  const takenRows =
+    createdWith.length === 0
+      ? []
+      : await sql.query<{ user_id: string; normalized_feed_url: string }>(
+          `SELECT f.user_id, f.normalized_feed_url FROM ${s}.subscription_later_feed_urls f
+             JOIN unnest($1::text[], $2::text[]) AS k(user_id, url)
+               ON f.user_id = k.user_id AND f.normalized_feed_url = k.url`,
+          [createdWith.map((r) => r.user_id), createdWith.map((r) => r.created_feed_url)],
+        );
   // The deletions named and those attached, each of its own user.
   const deletionKeys = [
     ...subscriptions
