@@ -39,7 +39,9 @@ function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
 /** The statement that reads the subscriptions the keys reach (`loadStates`' first query; the
- * projector sends it with its locks). */
+ * projector sends it with its locks). Every key and every step is one primary-key probe: LATERAL …
+ * LIMIT 1 keeps the planner from hashing a whole table per batch, which made catch-up quadratic in
+ * the read model's size. */
 export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p: Param): string => {
   const s = quoteIdent(schema);
   const guidKeys = [p(keys.guids.map(([u]) => u)), p(keys.guids.map(([, g]) => g))];
