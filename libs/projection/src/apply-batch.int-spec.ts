@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { createTestDatabase } from '../../../test/support/databases';
 import { poll } from '../../../test/support/until';
-import { applyBatch, applyInTransaction, readWithLocks } from './apply-batch';
+import { applyBatch, applyInTransaction, LITERAL_WRITE_ROWS, readWithLocks } from './apply-batch';
 
 const PARTITIONS = 3;
 const T0 = Date.UTC(2026, 10, 23);
@@ -278,6 +278,49 @@ describe('applyBatch: user ids that need quoting in SQL', () => {
     ).map((row: { outcome: { results: { kind: string }[] } }) => row.outcome);
     expect(outcomes).toHaveLength(6);
     expect(JSON.stringify(outcomes.slice(0, 3))).not.toEqual(JSON.stringify(outcomes.slice(3)));
+  });
+});
+
+describe('applyBatch: a write past LITERAL_WRITE_ROWS (parameters, then COMMIT alone)', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabaseAt(await createTestDatabase('apply_batch_large'), 'castlog', 2);
+  });
+  afterAll(() => database?.close());
+
+  it('applies and commits it as a small one, and applies the same feeds again as known', async () => {
+    const feeds = Array.from(
+      { length: LITERAL_WRITE_ROWS + 1 },
+      (_, i) => `https://feeds.example.com/it's/${i}`,
+    );
+    const add = (offset: number) =>
+      recordOf(
+        {
+          type: 'SubscriptionsAddRequested',
+          userId: "o'large",
+          items: feeds.map((feedUrl) => ({ feedUrl, candidateGuid: randomUUID() })),
+        },
+        0,
+        offset,
+      );
+    for (const offset of [0, 1])
+      expect(
+        await applyBatch(
+          database.dataSource,
+          'castlog',
+          [{ partition: 0, records: [add(offset)] }],
+          PARTITIONS,
+        ),
+      ).toEqual([
+        { partition: 0, applied: 1, nextOffset: offset + 1, acceptedDeletions: [], reusedOffsets: [] },
+      ]);
+    const [row] = await database.dataSource.query(
+      `SELECT count(*)::int AS subscriptions,
+              (SELECT count(*)::int FROM castlog.request_outcomes) AS outcomes
+         FROM castlog.subscriptions WHERE user_id = $1`,
+      ["o'large"],
+    );
+    expect(row).toEqual({ subscriptions: feeds.length, outcomes: 2 });
   });
 });
 

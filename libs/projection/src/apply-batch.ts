@@ -4,12 +4,13 @@ import { DataSource } from 'typeorm';
 import {
   inTransaction,
   OFFSETS_CHANNEL,
+  Param,
   quoteIdent,
   Sql,
   sqlLiteral,
   TransactionSql,
 } from '@castlog/read-model';
-import { changeWrites, OutcomeRow, outcomeWrites, writeStatement } from './changes.sql';
+import { changeWrites, OutcomeRow, outcomeWrites, runWrites, writeStatement } from './changes.sql';
 import { loadStates, reachedSubscriptionsStatement, SubscriptionRow } from './state.loader';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer E)[] ? E[] : T[K] };
@@ -94,9 +95,10 @@ export interface ReadWithLocks {
   readonly reached: { readonly keys: BatchKeys; readonly rows: readonly SubscriptionRow[] };
 }
 
-/** `applyBatch` in a transaction of the caller's, which its last statement commits (the writes and
- * COMMIT in one round trip) when there is anything to write. `read`: what the caller read with
- * the locks, when it took them; else everything is read here. */
+/** `applyBatch` in a transaction of the caller's, which its last statement commits when there is
+ * anything to write and the write is small (`LITERAL_WRITE_ROWS`: the write and COMMIT in one
+ * round trip); else the caller commits. `read`: what the caller read with the locks, when it took
+ * them; else everything is read here. */
 export async function applyInTransaction(
   sql: TransactionSql,
   schema: string,
@@ -195,31 +197,36 @@ export async function applyInTransaction(
 
   const moved = [...results.values()].filter((result) => result.applied > 0);
   // The read-model changes, the outcomes, the new offsets and their notices (sent at commit): one
-  // statement, sent with COMMIT.
-  await sql.queryAndCommit(
-    writeStatement(
-      [
-        ...changeWrites(schema, changes),
-        ...outcomeWrites(schema, outcomes),
-        {
-          name: 'offsets_moved',
-          text: (p) => `
-          UPDATE ${s}.projection_offsets o SET next_offset = m.next
-            FROM unnest(${p(moved.map((r) => r.partition))}::int[], ${p(moved.map((r) => r.nextOffset))}::bigint[])
-                 AS m(partition, next)
-           WHERE o.partition = m.partition
-          RETURNING o.partition, o.next_offset`,
-        },
-      ],
-      sqlLiteral,
-      (p) => `
-      SELECT pg_notify(${p(OFFSETS_CHANNEL)}, json_build_object('schema', ${p(schema)}::text, 'partition', partition,
-                                                                 'next', next_offset)::text)
-        FROM offsets_moved`,
-    ),
-  );
+  // statement.
+  const writes = [
+    ...changeWrites(schema, changes),
+    ...outcomeWrites(schema, outcomes),
+    {
+      name: 'offsets_moved',
+      text: (p: Param) => `
+        UPDATE ${s}.projection_offsets o SET next_offset = m.next
+          FROM unnest(${p(moved.map((r) => r.partition))}::int[], ${p(moved.map((r) => r.nextOffset))}::bigint[])
+               AS m(partition, next)
+         WHERE o.partition = m.partition
+        RETURNING o.partition, o.next_offset`,
+    },
+  ];
+  const notices = (p: Param) => `
+    SELECT pg_notify(${p(OFFSETS_CHANNEL)}, json_build_object('schema', ${p(schema)}::text, 'partition', partition,
+                                                               'next', next_offset)::text)
+      FROM offsets_moved`;
+  if (records.reduce((rows, record) => rows + rowsOf(record.value), 0) <= LITERAL_WRITE_ROWS)
+    await sql.queryAndCommit(writeStatement(writes, sqlLiteral, notices));
+  else await runWrites(sql, writes, notices);
   return [...results.values()];
 }
+
+/** The rows (`rowsOf`) up to which a transaction's write goes with COMMIT in one round trip, its
+ * values as literals. Past it the write takes parameters and COMMIT goes alone: PostgreSQL reads a
+ * large write's values faster as parameters than as literals (a 200,000-event catch-up applied
+ * 3,679 events/s with literals, 4,294 with parameters), and one round trip is little beside such a
+ * write. */
+export const LITERAL_WRITE_ROWS = 200;
 
 /** Transactions of one projection in flight at once: PostgreSQL writes one batch while the next
  * is decided. */
