@@ -292,9 +292,9 @@ async function reusedPositions(sql: Sql, s: string, redelivered: readonly LogRec
 }
 
 /** Locks the users' clock rows (the deletion saga takes the same lock) and reads them, creating the
- * missing ones. Users seen before cost one `SELECT … FOR UPDATE` (none when the caller locked them:
- * `locked`), which writes nothing: the clock row is written once per batch, by the batch's own
- * `ClockAdvanced`. */
+ * missing ones. Users seen before cost one `SELECT … FOR UPDATE` (none when the caller locked these
+ * same users: `locked`, the rows its lock answered), which writes nothing: the clock row is written
+ * once per batch, by the batch's own `ClockAdvanced`. */
 async function lockClocks(
   sql: Sql,
   s: string,
@@ -302,11 +302,8 @@ async function lockClocks(
   locked?: readonly ClockRow[],
 ): Promise<{ clocks: Map<string, number>; raced: boolean }> {
   const lock = (ids: readonly string[]) => sql.query<ClockRow>(lockClocksStatement(s, '$1::text[]'), [ids]);
-  const wanted = new Set(users);
   const clocks = new Map(
-    (locked ?? (await lock(users)))
-      .filter((row) => wanted.has(row.user_id))
-      .map((row) => [row.user_id, Number(row.last_instant)]),
+    (locked ?? (await lock(users))).map((row) => [row.user_id, Number(row.last_instant)]),
   );
   const missing = users.filter((userId) => !clocks.has(userId));
   if (missing.length > 0) {
