@@ -61,16 +61,25 @@ const batch = (partition: number, user: string, offsets: number[]): LogBatch => 
   records: offsets.map((offset) => post(user, partition, offset)),
 });
 
-describe('applyBatch over several partitions in one transaction', () => {
-  let database: Database;
-  const [alice, bob] = ['alice', 'bob'];
+/** A fresh database, migrated at `castlog`, for the tests of the describe block it is called in. */
+function databaseOfItsOwn(prefix: string): () => Database {
+  let database: Database | undefined;
   beforeAll(async () => {
-    database = await openDatabaseAt(await createTestDatabase('apply_batch'), 'castlog', 2);
+    database = await openDatabaseAt(await createTestDatabase(prefix), 'castlog', 2);
   });
   afterAll(() => database?.close());
+  return () => {
+    if (!database) throw new Error(`the ${prefix} database is not open`);
+    return database;
+  };
+}
+
+describe('applyBatch over several partitions in one transaction', () => {
+  const db = databaseOfItsOwn('apply_batch');
+  const [alice, bob] = ['alice', 'bob'];
 
   const subscriptions = async (user: string): Promise<number> => {
-    const [row] = await database.dataSource.query(
+    const [row] = await db().dataSource.query(
       `SELECT count(*)::int AS n FROM castlog.subscriptions WHERE user_id = $1`,
       [user],
     );
@@ -79,7 +88,7 @@ describe('applyBatch over several partitions in one transaction', () => {
 
   it('applies each partition from its own stored offset, each record once, and answers per partition', async () => {
     const first = await applyBatch(
-      database.dataSource,
+      db().dataSource,
       'castlog',
       [batch(2, bob, [0, 1]), batch(0, alice, [0, 1, 2])],
       PARTITIONS,
@@ -91,7 +100,7 @@ describe('applyBatch over several partitions in one transaction', () => {
 
     // Redelivered and overlapping batches, one partition twice in the same call.
     const again = await applyBatch(
-      database.dataSource,
+      db().dataSource,
       'castlog',
       [batch(0, alice, [1, 2, 3]), batch(2, bob, [0, 1]), batch(0, alice, [3, 4])],
       PARTITIONS,
@@ -100,7 +109,7 @@ describe('applyBatch over several partitions in one transaction', () => {
       { partition: 0, applied: 2, nextOffset: 5, acceptedDeletions: [], reusedOffsets: [] },
       { partition: 2, applied: 0, nextOffset: 2, acceptedDeletions: [], reusedOffsets: [] },
     ]);
-    expect(await storedOffsets(database.dataSource, 'castlog')).toEqual(
+    expect(await storedOffsets(db().dataSource, 'castlog')).toEqual(
       new Map([
         [0, 5],
         [2, 2],
@@ -108,7 +117,7 @@ describe('applyBatch over several partitions in one transaction', () => {
     );
     expect(await subscriptions(alice)).toBe(5);
     expect(await subscriptions(bob)).toBe(2);
-    const outcomes = await database.dataSource.query(
+    const outcomes = await db().dataSource.query(
       `SELECT partition, "offset" FROM castlog.request_outcomes ORDER BY partition, "offset"`,
     );
     expect(
@@ -150,16 +159,16 @@ describe('applyBatch over several partitions in one transaction', () => {
       partition: 1,
       records: offsets.map((offset) => records[offset] as LogRecord),
     });
-    await applyBatch(database.dataSource, 'castlog', [delivered([0, 1])], PARTITIONS);
-    const again = await applyBatch(database.dataSource, 'castlog', [delivered([0, 1, 2, 3])], PARTITIONS);
+    await applyBatch(db().dataSource, 'castlog', [delivered([0, 1])], PARTITIONS);
+    const again = await applyBatch(db().dataSource, 'castlog', [delivered([0, 1, 2, 3])], PARTITIONS);
     expect(again).toEqual([
       { partition: 1, applied: 2, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] },
     ]);
-    expect(await applyBatch(database.dataSource, 'castlog', [delivered([1, 2, 3])], PARTITIONS)).toEqual([
+    expect(await applyBatch(db().dataSource, 'castlog', [delivered([1, 2, 3])], PARTITIONS)).toEqual([
       { partition: 1, applied: 0, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] },
     ]);
 
-    const query = <T>(text: string) => database.dataSource.query(text, [carol]) as Promise<T[]>;
+    const query = <T>(text: string) => db().dataSource.query(text, [carol]) as Promise<T[]>;
     expect(
       await query(`SELECT feed_url, is_subscribed, subscription_changed::float8 AS changed FROM castlog.subscriptions
                     WHERE user_id = $1 ORDER BY feed_url`),
@@ -216,18 +225,18 @@ describe('applyBatch over several partitions in one transaction', () => {
 
   it('reports applied offsets at which the log now holds other events, and applies only what is past the stored offset', async () => {
     const dave = 'dave';
-    const from = (await storedOffsets(database.dataSource, 'castlog')).get(0) ?? 0;
+    const from = (await storedOffsets(db().dataSource, 'castlog')).get(0) ?? 0;
     const [a, b, c, d] = [from, from + 1, from + 2, from + 3];
-    await applyBatch(database.dataSource, 'castlog', [batch(0, dave, [a, b, c])], PARTITIONS);
+    await applyBatch(db().dataSource, 'castlog', [batch(0, dave, [a, b, c])], PARTITIONS);
     // The log lost two offsets and gave them to new events; the last offset is new.
     const reused = {
       partition: 0,
       records: [post(dave, 0, a), newPost(dave, 0, b), newPost(dave, 0, c), post(dave, 0, d)],
     };
-    expect(await applyBatch(database.dataSource, 'castlog', [reused], PARTITIONS)).toEqual([
+    expect(await applyBatch(db().dataSource, 'castlog', [reused], PARTITIONS)).toEqual([
       { partition: 0, applied: 1, nextOffset: d + 1, acceptedDeletions: [], reusedOffsets: [b, c] },
     ]);
-    const outcomes: { offset: string; event_id: string }[] = await database.dataSource.query(
+    const outcomes: { offset: string; event_id: string }[] = await db().dataSource.query(
       `SELECT "offset", event_id FROM castlog.request_outcomes WHERE partition = 0 AND user_id = $1 ORDER BY "offset"`,
       [dave],
     );
@@ -239,11 +248,7 @@ describe('applyBatch over several partitions in one transaction', () => {
 });
 
 describe('applyBatch: user ids that need quoting in SQL', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openDatabaseAt(await createTestDatabase('apply_batch_quoting'), 'castlog', 2);
-  });
-  afterAll(() => database?.close());
+  const db = databaseOfItsOwn('apply_batch_quoting');
 
   it('locks, reads and applies them as any other (the locks and the first read are sent as literals, with BEGIN; the writes with COMMIT)', async () => {
     const users = ["o'brien", 'back\\slash', `quote'"\\'`];
@@ -260,19 +265,19 @@ describe('applyBatch: user ids that need quoting in SQL', () => {
         offset,
       );
     const records = users.map((userId, offset) => add(userId, offset));
-    expect(await applyBatch(database.dataSource, 'castlog', [{ partition: 1, records }], PARTITIONS)).toEqual(
-      [{ partition: 1, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] }],
-    );
+    expect(await applyBatch(db().dataSource, 'castlog', [{ partition: 1, records }], PARTITIONS)).toEqual([
+      { partition: 1, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
+    ]);
     // The same feeds again: the read finds each user's subscription by its quoted feed_url.
     const again = users.map((userId, index) => add(userId, 3 + index));
-    await applyBatch(database.dataSource, 'castlog', [{ partition: 1, records: again }], PARTITIONS);
-    const rows = await database.dataSource.query(
+    await applyBatch(db().dataSource, 'castlog', [{ partition: 1, records: again }], PARTITIONS);
+    const rows = await db().dataSource.query(
       `SELECT c.user_id, (SELECT count(*)::int FROM castlog.subscriptions s WHERE s.user_id = c.user_id) AS n
          FROM castlog.user_clocks c ORDER BY c.user_id`,
     );
     expect(rows).toEqual([...users].sort().map((user_id) => ({ user_id, n: 1 })));
     const outcomes: { kind: string }[] = (
-      await database.dataSource.query(
+      await db().dataSource.query(
         `SELECT outcome FROM castlog.request_outcomes WHERE partition = 1 ORDER BY "offset"`,
       )
     ).map((row: { outcome: { results: { kind: string }[] } }) => row.outcome);
@@ -282,11 +287,7 @@ describe('applyBatch: user ids that need quoting in SQL', () => {
 });
 
 describe('applyBatch: a write past LITERAL_WRITE_ROWS (parameters, then COMMIT alone)', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openDatabaseAt(await createTestDatabase('apply_batch_large'), 'castlog', 2);
-  });
-  afterAll(() => database?.close());
+  const db = databaseOfItsOwn('apply_batch_large');
 
   it('applies and commits it as a small one, and applies the same feeds again as known', async () => {
     const feeds = Array.from(
@@ -305,16 +306,11 @@ describe('applyBatch: a write past LITERAL_WRITE_ROWS (parameters, then COMMIT a
       );
     for (const offset of [0, 1])
       expect(
-        await applyBatch(
-          database.dataSource,
-          'castlog',
-          [{ partition: 0, records: [add(offset)] }],
-          PARTITIONS,
-        ),
+        await applyBatch(db().dataSource, 'castlog', [{ partition: 0, records: [add(offset)] }], PARTITIONS),
       ).toEqual([
         { partition: 0, applied: 1, nextOffset: offset + 1, acceptedDeletions: [], reusedOffsets: [] },
       ]);
-    const [row] = await database.dataSource.query(
+    const [row] = await db().dataSource.query(
       `SELECT count(*)::int AS subscriptions,
               (SELECT count(*)::int FROM castlog.request_outcomes) AS outcomes
          FROM castlog.subscriptions WHERE user_id = $1`,
@@ -325,11 +321,7 @@ describe('applyBatch: a write past LITERAL_WRITE_ROWS (parameters, then COMMIT a
 });
 
 describe('applyBatch: two transactions of one partition at once (a rebalance hands it to a second projector)', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openDatabaseAt(await createTestDatabase('apply_batch_overlap'), 'castlog', 2);
-  });
-  afterAll(() => database?.close());
+  const db = databaseOfItsOwn('apply_batch_overlap');
 
   /** POSTs of one feed by `user` at `offsets` of `partition`, every one the same feed. */
   const sameFeed = (user: string, partition: number, offsets: number[], feed = 'the-one'): LogBatch => ({
@@ -356,7 +348,7 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
 
   const countsOf = async (user: string) =>
     (
-      await database.dataSource.query(
+      await db().dataSource.query(
         `SELECT count(*)::int AS subscriptions,
                 (SELECT count(*)::int FROM castlog.request_outcomes o WHERE o.user_id = $1) AS outcomes
            FROM castlog.subscriptions WHERE user_id = $1`,
@@ -370,16 +362,9 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
 
   it('a user seen before: the second reads the state once the first has committed, its locks waiting', async () => {
     const [user, partition] = ['overlap-known', 1];
-    await applyBatch(
-      database.dataSource,
-      'castlog',
-      [sameFeed(user, partition, [0, 1], 'another')],
-      PARTITIONS,
-    );
+    await applyBatch(db().dataSource, 'castlog', [sameFeed(user, partition, [0, 1], 'another')], PARTITIONS);
     // Both start while a third transaction holds the partition's offset row, then it gives way.
-    const [holder, watcher] = [database.url, database.url].map(
-      (url) => new Client({ connectionString: url }),
-    );
+    const [holder, watcher] = [db().url, db().url].map((url) => new Client({ connectionString: url }));
     await Promise.all([holder.connect(), watcher.connect()]);
     try {
       await holder.query('BEGIN');
@@ -388,8 +373,8 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
       ]);
       const [shorter, longer] = overlapping(user, partition, 2);
       const applied = Promise.all([
-        applyBatch(database.dataSource, 'castlog', [shorter], PARTITIONS),
-        applyBatch(database.dataSource, 'castlog', [longer], PARTITIONS),
+        applyBatch(db().dataSource, 'castlog', [shorter], PARTITIONS),
+        applyBatch(db().dataSource, 'castlog', [longer], PARTITIONS),
       ]);
       await poll('both transactions waiting for the offset row', async () => {
         const { rows } = await watcher.query(
@@ -405,7 +390,7 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
     } finally {
       await Promise.all([holder.end(), watcher.end()]);
     }
-    expect((await storedOffsets(database.dataSource, 'castlog')).get(partition)).toBe(5);
+    expect((await storedOffsets(db().dataSource, 'castlog')).get(partition)).toBe(5);
     expect(await countsOf(user)).toEqual({ subscriptions: 2, outcomes: 5 });
   });
 
@@ -416,9 +401,9 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
     // committed, then the longer one goes on: there was no row of the user to wait for.
     const { opening, readOf } = readWithLocks('castlog', [longer]);
     const applied = await inTransaction(
-      database.dataSource,
+      db().dataSource,
       async (sql, opened) => {
-        await applyBatch(database.dataSource, 'castlog', [shorter], PARTITIONS);
+        await applyBatch(db().dataSource, 'castlog', [shorter], PARTITIONS);
         return applyInTransaction(sql, 'castlog', [longer], PARTITIONS, readOf(opened));
       },
       { opening },
