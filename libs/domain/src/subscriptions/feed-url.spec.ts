@@ -99,6 +99,21 @@ describe('feed_urls are compared after normalising', () => {
   it('returns what it cannot parse unchanged', () => expect(normalizeFeedUrl('not a url')).toBe('not a url'));
 });
 
+describe('a feed_url checked again', () => {
+  it('gets the same answer, however many other texts were checked in between', () => {
+    const texts = ['HTTPS://A.example:443/rss#top', 'ftp://a.example/rss', 'example.com:8080/rss', ' '];
+    const first = texts.map(checkFeedUrl);
+    for (let i = 0; i < 20_000; i += 1) checkFeedUrl(`https://feeds.example.com/${i}`);
+    expect(texts.map(checkFeedUrl)).toEqual(first);
+    expect(first).toEqual([
+      ok('HTTPS://A.example:443/rss#top'),
+      ko('ftp://a.example/rss', 'Unsupported protocol'),
+      ko('example.com:8080/rss', 'No protocol present'),
+      ko(' ', 'Invalid URL'),
+    ]);
+  });
+});
+
 describe('guids are UUIDs of any version, any case', () => {
   it.each([
     '64c1593b-5a1e-4e89-b8a3-d91501065e80',

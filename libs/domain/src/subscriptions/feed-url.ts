@@ -42,6 +42,21 @@ export const checkFeedUrl = (value: unknown): FeedUrlCheck => {
     // Decision (CONTRACT): missing or not a string → `Invalid URL`, feed_url = the JSON text sent.
     return { ok: false, feedUrl: asSentText(value), message: FEED_URL_MESSAGES.invalid };
   }
+  const known = checkedTexts.get(value);
+  if (known !== undefined) return known;
+  const checked = checkFeedUrlText(value);
+  if (checkedTexts.size >= CHECKED_TEXTS) checkedTexts.clear();
+  checkedTexts.set(value, checked);
+  return checked;
+};
+
+/** The last checks' answers, by the text checked: the projector checks every item's feed_url twice
+ * (for the keys its state is loaded by, then deciding), and parsing a URL is most of a check. The
+ * answers are immutable, so sharing one is as good as checking again. Emptied when full. */
+const checkedTexts = new Map<string, FeedUrlCheck>();
+const CHECKED_TEXTS = 8192;
+
+const checkFeedUrlText = (value: string): FeedUrlCheck => {
   const invalid = { ok: false, feedUrl: value, message: FEED_URL_MESSAGES.invalid } as const;
   // Decision: an empty (or blank) feed_url is `Invalid URL`, not `No protocol present`.
   if (value.trim() === '') return invalid;
@@ -62,8 +77,9 @@ export const checkFeedUrl = (value: unknown): FeedUrlCheck => {
   // Decision: `https:a.example` (no `//`) and `https:///rss` (empty host) are not absolute URLs,
   // although WHATWG `URL` repairs them.
   if (!HTTP_WITH_AUTHORITY.test(value) || FORBIDDEN.test(value)) return invalid;
-  if (parseUrl(value) === undefined) return invalid;
-  return { ok: true, feedUrl: value, normalized: normalizeFeedUrl(value) };
+  const parsed = parseUrl(value);
+  if (parsed === undefined) return invalid;
+  return { ok: true, feedUrl: value, normalized: normalizedHref(parsed) };
 };
 
 const parseUrl = (value: string): URL | undefined => {
@@ -80,7 +96,10 @@ const parseUrl = (value: string): URL | undefined => {
  * `URL` cannot parse is returned unchanged. */
 export const normalizeFeedUrl = (url: string): string => {
   const parsed = parseUrl(url);
-  if (parsed === undefined) return url;
+  return parsed === undefined ? url : normalizedHref(parsed);
+};
+
+const normalizedHref = (parsed: URL): string => {
   parsed.hash = '';
   return parsed.href;
 };
