@@ -320,6 +320,56 @@ describe('applyBatch: a write past LITERAL_WRITE_ROWS (parameters, then COMMIT a
   });
 });
 
+describe('applyBatch: outcomes holding texts that mean something in SQL or JSON', () => {
+  const db = databaseOfItsOwn('apply_batch_outcomes');
+  const awkward = [
+    `https://feeds.example.com/it's/"quoted"/{NULL}/[1,2]/😀/%00`,
+    `https://feeds.example.com/${encodeURIComponent('é€')}?a=1&b='2'`,
+  ];
+  const refused = ['not a url \\ "x" {NULL} \\u0000', "ftp://it's/\\", "'; DROP TABLE x; --"];
+
+  it.each([
+    ['a small write, with COMMIT', 0],
+    ['a write past LITERAL_WRITE_ROWS, with parameters', LITERAL_WRITE_ROWS],
+  ])('stores them as decided: %s', async (_, padding) => {
+    const user = `u'"\\{${padding}}`;
+    const feeds = [
+      ...awkward,
+      ...refused,
+      ...Array.from({ length: padding }, (_, i) => `https://feeds.example.com/${padding}/${i}`),
+    ];
+    const record = recordOf(
+      {
+        type: 'SubscriptionsAddRequested',
+        userId: user,
+        items: feeds.map((feedUrl) => ({ feedUrl, candidateGuid: randomUUID() })),
+      },
+      0,
+      padding === 0 ? 0 : 1,
+    );
+    await applyBatch(db().dataSource, 'castlog', [{ partition: 0, records: [record] }], PARTITIONS);
+    const [stored] = await db().dataSource.query(
+      `SELECT user_id, request_id, outcome FROM castlog.request_outcomes WHERE user_id = $1`,
+      [user],
+    );
+    const outcome = stored.outcome as {
+      kind: string;
+      success: { feedUrl: string }[];
+      failure: { feedUrl: string; message: string }[];
+    };
+    expect({ ...stored, outcome: undefined }).toEqual({
+      user_id: user,
+      request_id: record.requestId,
+      outcome: undefined,
+    });
+    expect(outcome.kind).toBe('Added');
+    expect(outcome.success.map((item) => item.feedUrl)).toEqual(
+      feeds.filter((feed) => !refused.includes(feed)),
+    );
+    expect(outcome.failure.map((item) => item.feedUrl)).toEqual(refused);
+  });
+});
+
 describe('applyBatch: two transactions of one partition at once (a rebalance hands it to a second projector)', () => {
   const db = databaseOfItsOwn('apply_batch_overlap');
 

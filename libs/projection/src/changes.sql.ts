@@ -217,19 +217,32 @@ export async function writeChanges(sql: Sql, schema: string, changes: readonly C
   if (writes.length > 0) await runWrites(sql, writes);
 }
 
+/** The outcomes as one JSON document, not as a column array each: an outcome is JSON itself, and
+ * as an element of a `jsonb[]` every quote in it would be escaped by the client and unescaped by
+ * the server. */
 export function outcomeWrites(schema: string, outcomes: readonly OutcomeRow[]): Write[] {
   if (outcomes.length === 0) return [];
+  const rows = JSON.stringify(
+    outcomes.map((o) => ({
+      partition: o.partition,
+      offset: o.offset,
+      user_id: o.userId,
+      event_id: o.eventId,
+      request_id: o.requestId,
+      event_type: o.eventType,
+      instant: o.instant,
+      outcome: o.outcome,
+    })),
+  );
   return [
     {
       name: 'outcomes_written',
       text: (p) => `
         INSERT INTO ${quoteIdent(schema)}.request_outcomes
           (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
-        SELECT * FROM unnest(${p(outcomes.map((o) => o.partition))}::int[], ${p(outcomes.map((o) => o.offset))}::bigint[],
-                             ${p(outcomes.map((o) => o.userId))}::text[], ${p(outcomes.map((o) => o.eventId))}::uuid[],
-                             ${p(outcomes.map((o) => o.requestId))}::text[], ${p(outcomes.map((o) => o.eventType))}::text[],
-                             ${p(outcomes.map((o) => o.instant))}::bigint[],
-                             ${p(outcomes.map((o) => JSON.stringify(o.outcome)))}::jsonb[])
+        SELECT * FROM json_to_recordset(${p(rows)}::json)
+          AS r(partition int, "offset" bigint, user_id text, event_id uuid, request_id text, event_type text,
+               instant bigint, outcome jsonb)
         ON CONFLICT (partition, "offset") DO NOTHING`,
     },
   ];
