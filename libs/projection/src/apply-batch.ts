@@ -215,7 +215,7 @@ export async function applyInTransaction(
     SELECT pg_notify(${p(OFFSETS_CHANNEL)}, json_build_object('schema', ${p(schema)}::text, 'partition', partition,
                                                                'next', next_offset)::text)
       FROM offsets_moved`;
-  if (records.reduce((rows, record) => rows + rowsOf(record.value), 0) <= LITERAL_WRITE_ROWS)
+  if (rowsOfRecords(records) <= LITERAL_WRITE_ROWS)
     await sql.queryAndCommit(writeStatement(writes, sqlLiteral, notices));
   else await runWrites(sql, writes, notices);
   return [...results.values()];
@@ -252,6 +252,9 @@ export const rowsOf = (event: LogEvent): number => {
   }
 };
 
+const rowsOfRecords = (records: readonly LogRecord[]): number =>
+  records.reduce((rows, record) => rows + rowsOf(record.value), 0);
+
 /** How the projector feeds `apply` (one transaction per call): the batches the log hands over
  * together — several partitions at once — go into transactions of up to TRANSACTION_ROWS rows
  * (`rowsOf`; a batch larger than that alone) and at most `maxEvents` events, with up to
@@ -266,7 +269,7 @@ export const batchTransactions = (
     // An event writes at least one row, so a transaction of at most `maxEvents` rows holds at most
     // `maxEvents` events.
     maxBytes: Math.min(maxEvents, TRANSACTION_ROWS),
-    sizeOf: (batch) => batch.records.reduce((rows, record) => rows + rowsOf(record.value), 0),
+    sizeOf: (batch) => rowsOfRecords(batch.records),
     maxInFlight: PARALLEL_TRANSACTIONS,
     gatherTurn: true,
   });
