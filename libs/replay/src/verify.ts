@@ -208,8 +208,9 @@ function compareInSnapshot(
   );
 }
 
-/** Rows of `table` that are not in both schemas alike, set-based: the rows of each side missing
- * from the other (EXCEPT), paired by key (FULL JOIN). */
+/** Rows of `table` that are not in both schemas alike, in one pass over each side: every row of
+ * both counted by its columns (+1 live, −1 replayed), the rows whose counts do not cancel kept as
+ * often as they are in excess, and those of each side paired by key (FULL JOIN). */
 async function compareTable(
   sql: Sql,
   liveSchema: string,
@@ -219,24 +220,26 @@ async function compareTable(
   omit: readonly string[],
   limit: number,
 ): Promise<ReplayDifference[]> {
-  let columns = '*';
-  if (omit.length > 0) {
-    const kept = await sql.query<{ name: string }>(
-      `SELECT column_name AS name FROM information_schema.columns
-        WHERE table_schema = $1 AND table_name = $2 AND column_name <> ALL($3::text[]) ORDER BY ordinal_position`,
-      [liveSchema, table, omit],
-    );
-    columns = kept.map(({ name }) => quoteIdent(name)).join(', ');
-  }
-  const live = `(SELECT ${columns} FROM ${quoteIdent(liveSchema)}.${quoteIdent(table)}) AS live`;
-  const replayed = `(SELECT ${columns} FROM ${quoteIdent(scratchSchema)}.${quoteIdent(table)}) AS replayed`;
+  const kept = await sql.query<{ name: string }>(
+    `SELECT column_name AS name FROM information_schema.columns
+      WHERE table_schema = $1 AND table_name = $2 AND column_name <> ALL($3::text[]) ORDER BY ordinal_position`,
+    [liveSchema, table, omit],
+  );
+  const columns = kept.map(({ name }) => quoteIdent(name)).join(', ');
+  const from = (schema: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
   const keyObject = (alias: string) =>
     `jsonb_build_object(${key.map((column) => `'${column}', ${alias}.${quoteIdent(column)}`).join(', ')})`;
+  const rowsInExcess = (sign: '>' | '<') =>
+    `SELECT ${keyObject('e')} AS key, to_jsonb(e) - '${EXCESS}' AS row
+       FROM excess e CROSS JOIN generate_series(1, abs(e.${EXCESS})) WHERE e.${EXCESS} ${sign} 0`;
   return sql.query<ReplayDifference>(
-    `WITH only_live AS (SELECT * FROM ${live} EXCEPT ALL SELECT * FROM ${replayed}),
-          only_replayed AS (SELECT * FROM ${replayed} EXCEPT ALL SELECT * FROM ${live}),
-          l AS (SELECT ${keyObject('o')} AS key, to_jsonb(o) AS row FROM only_live o),
-          r AS (SELECT ${keyObject('o')} AS key, to_jsonb(o) AS row FROM only_replayed o)
+    `WITH sides AS (SELECT ${columns}, 1 AS ${SIDE} FROM ${from(liveSchema)}
+                    UNION ALL
+                    SELECT ${columns}, -1 FROM ${from(scratchSchema)}),
+          excess AS (SELECT ${columns}, sum(${SIDE})::int AS ${EXCESS} FROM sides
+                      GROUP BY ${columns} HAVING sum(${SIDE}) <> 0),
+          l AS (${rowsInExcess('>')}),
+          r AS (${rowsInExcess('<')})
      SELECT $1::text AS "table", coalesce(l.key, r.key) AS key, l.row AS live, r.row AS replayed
        FROM l FULL JOIN r ON l.key = r.key
       ORDER BY coalesce(l.key, r.key)::text
@@ -244,6 +247,10 @@ async function compareTable(
     [table, limit],
   );
 }
+
+/** Names of the comparison's own columns, apart from any a read-model table has. */
+const SIDE = 'castlog_compared_side';
+const EXCESS = 'castlog_compared_excess';
 
 /** One line: the table and key, then the columns that differ, or the row only one side has. */
 export function describeDifference({ table, key, live, replayed }: ReplayDifference): string {
