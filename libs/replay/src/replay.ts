@@ -2,7 +2,7 @@ import { configSchema } from '@castlog/config';
 import { EventLog, LogBatch } from '@castlog/event-log';
 // The projector's own apply path: a replay must apply the log exactly as the live projector does.
 import { applyBatch, batchTransactions } from '@castlog/projection';
-import { quoteIdent, readModelMigrations, storedOffsets } from '@castlog/read-model';
+import { quoteIdent, READER_INDEXES, readModelMigrations, storedOffsets } from '@castlog/read-model';
 import { DataSource } from 'typeorm';
 
 /** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
@@ -30,12 +30,15 @@ export type Offsets = Map<number, number>;
 /** Rebuilds the read model from offset 0 into `schema`: drops it, creates its tables with the
  * read-model migration (run directly, not recorded in the migrations table) as unlogged tables,
  * then applies every record of the log through `applyBatch`, the live projector's own code path, so
- * the result is a function of the log alone. Answers the offsets reached. */
+ * the result is a function of the log alone, and builds the indexes only readers use
+ * (`READER_INDEXES`) last. Answers the offsets reached. */
 export async function replayInto(options: ReplayOptions): Promise<Offsets> {
   const { dataSource, schema } = options;
   if (PROTECTED_SCHEMAS.test(schema) || (await isMigrated(dataSource, schema))) {
     throw new Error(`refusing to replay into schema ${schema}: it is not a scratch schema`);
   }
+  // Built once the tables are full (READER_INDEXES).
+  let readerIndexes: { name: string; definition: string }[] = [];
   // TypeORM's query runner: the read-model migration is a TypeORM migration.
   const runner = dataSource.createQueryRunner();
   await runner.connect();
@@ -50,6 +53,14 @@ export async function replayInto(options: ReplayOptions): Promise<Offsets> {
     );
     for (const { name } of tables)
       await runner.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(name)} SET UNLOGGED`);
+    readerIndexes = await runner.query(
+      `SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE schemaname = $1 AND indexname = ANY($2)`,
+      [schema, READER_INDEXES],
+    );
+    if (readerIndexes.length !== READER_INDEXES.length)
+      throw new Error(`the read-model migrations no longer create every one of ${READER_INDEXES.join(', ')}`);
+    for (const { name } of readerIndexes)
+      await runner.query(`DROP INDEX ${quoteIdent(schema)}.${quoteIdent(name)}`);
     await runner.commitTransaction();
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction();
@@ -57,7 +68,9 @@ export async function replayInto(options: ReplayOptions): Promise<Offsets> {
   } finally {
     await runner.release();
   }
-  return catchUp(options);
+  const offsets = await catchUp(options);
+  for (const { definition } of readerIndexes) await dataSource.query(definition);
+  return offsets;
 }
 
 /** True when the migrations made `schema` a live read model (the scratch's tables are never recorded). */

@@ -196,3 +196,15 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
 
   return [ReadModelTables, GpodderTables, OneRowPerNewSubscription];
 }
+
+/** The indexes the migrations above create that only the read model's readers use — the change
+ * listing, the request history, the gpodder.net face's episode-action downloads, the deletion
+ * saga's pending deletions — and no statement of the projector does. A replay into an empty schema
+ * builds them once its tables are full, which costs less than keeping them up to date through
+ * every write. PostgreSQL's names for them. */
+export const READER_INDEXES: readonly string[] = [
+  'subscriptions_user_id_change_time_id_idx',
+  'request_outcomes_user_id_partition_offset_idx',
+  'episode_actions_user_id_received_at_idx',
+  'deletions_status_idx',
+];
