@@ -161,6 +161,68 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     expect(await replay(deps(), { verify: true, schema: uniqueName('scratch') })).toBe(0);
   });
 
+  it('compares feed URLs by what they map to, wherever the live read model stores them', async () => {
+    const { dataSource, schema } = app.runtime.database;
+    const s = `"${schema}"`;
+    const verify = async () => {
+      const d = deps();
+      return {
+        exitCode: await replay(d, { verify: true, schema: uniqueName('scratch') }),
+        stdout: d.stdout.text,
+      };
+    };
+    const [created] = await dataSource.query(
+      `SELECT id, created_feed_url FROM ${s}.subscriptions sub WHERE user_id = $1 AND created_feed_url IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM ${s}.subscription_later_feed_urls f
+                           WHERE f.user_id = $1 AND f.normalized_feed_url = sub.created_feed_url)
+        LIMIT 1`,
+      [alice.id],
+    );
+    // A feed URL kept in the table behind the view, as a read model written before created_feed_url
+    // existed keeps it: the same mapping, so no difference.
+    await dataSource.query(
+      `UPDATE ${s}.subscriptions SET created_feed_url = NULL WHERE user_id = $1 AND id = $2`,
+      [alice.id, created.id],
+    );
+    await dataSource.query(
+      `INSERT INTO ${s}.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id) VALUES ($1, $2, $3)`,
+      [alice.id, created.created_feed_url, created.id],
+    );
+    try {
+      expect(await verify()).toEqual({ exitCode: 0, stdout: expect.stringMatching(/^replay equals/) });
+    } finally {
+      await dataSource.query(
+        `DELETE FROM ${s}.subscription_later_feed_urls WHERE user_id = $1 AND normalized_feed_url = $2`,
+        [alice.id, created.created_feed_url],
+      );
+      await dataSource.query(
+        `UPDATE ${s}.subscriptions SET created_feed_url = $3 WHERE user_id = $1 AND id = $2`,
+        [alice.id, created.id, created.created_feed_url],
+      );
+    }
+
+    // A later claim lost while every subscription row is intact: the mapping differs.
+    const [claim] = await dataSource.query(
+      `SELECT * FROM ${s}.subscription_later_feed_urls WHERE user_id = $1 LIMIT 1`,
+      [bob.id],
+    );
+    await dataSource.query(
+      `DELETE FROM ${s}.subscription_later_feed_urls WHERE user_id = $1 AND normalized_feed_url = $2`,
+      [bob.id, claim.normalized_feed_url],
+    );
+    try {
+      const { exitCode, stdout } = await verify();
+      expect(exitCode).toBe(1);
+      expect(stdout).toMatch(new RegExp(`^subscription_feed_urls \\{.*"${bob.id}".*\\}: `, 'm'));
+    } finally {
+      await dataSource.query(
+        `INSERT INTO ${s}.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id) VALUES ($1, $2, $3)`,
+        [claim.user_id, claim.normalized_feed_url, claim.subscription_id],
+      );
+    }
+    expect((await verify()).exitCode).toBe(0);
+  }, 60_000);
+
   it('catches a scratch schema that the log has moved past up before comparing', async () => {
     const scratch = uniqueName('scratch');
     const options = {
