@@ -204,6 +204,8 @@ describe('gpodder.net subscriptions: /api/2/subscriptions/{user}/{device}.json',
       for (;;) {
         attempts += 1;
         const user = await app.freshUser();
+        // the reading device exists beforehand: its first use is a change and moves the clock
+        await changes(undefined, 'tablet', user);
         const [a, b] = [feed('a'), feed('b')];
         const one = await upload([a], [], 'phone', user);
         const two = await upload([b], [], 'laptop', user);
