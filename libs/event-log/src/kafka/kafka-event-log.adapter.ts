@@ -86,16 +86,23 @@ const LOG = 'log';
 const startOf = (partition: number) => `start ${partition}`;
 const batchOf = (partition: number) => `batch ${partition}`;
 
-/** Waits for `work`, heartbeating meanwhile so the group keeps this member. */
-async function heartbeatWhile(
+/** Waits for `work`, heartbeating meanwhile so the group keeps this member. The wait for the next
+ * heartbeat ends with the work: a timer left running would hold a stopping process for seconds. */
+export async function heartbeatWhile(
   work: Promise<unknown> | undefined,
   heartbeat: () => Promise<void>,
+  intervalMs = HEARTBEAT_MS,
 ): Promise<void> {
   if (!work) return;
   let done = false;
   const settled = work.finally(() => (done = true));
   while (!done) {
-    await Promise.race([settled, delay(HEARTBEAT_MS)]);
+    const wait = new AbortController();
+    try {
+      await Promise.race([settled, delay(intervalMs, undefined, { signal: wait.signal })]);
+    } finally {
+      wait.abort();
+    }
     if (!done) await heartbeat();
   }
 }

@@ -1,0 +1,26 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { heartbeatWhile } from './kafka-event-log.adapter';
+
+const runningTimers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+
+describe('heartbeatWhile', () => {
+  it('heartbeats while the work runs', async () => {
+    let beats = 0;
+    await heartbeatWhile(delay(130), async () => void (beats += 1), 40);
+    expect(beats).toBeGreaterThanOrEqual(2);
+  });
+
+  it('leaves no timer running once the work is done, so a stopping process is not held', async () => {
+    const before = runningTimers();
+    await heartbeatWhile(delay(10), async () => undefined, 60_000);
+    expect(runningTimers()).toBe(before);
+  });
+
+  it('fails as the work fails, leaving no timer either', async () => {
+    const before = runningTimers();
+    await expect(
+      heartbeatWhile(Promise.reject(new Error('batch failed')), async () => undefined, 60_000),
+    ).rejects.toThrow('batch failed');
+    expect(runningTimers()).toBe(before);
+  });
+});
