@@ -58,8 +58,8 @@ export const COMPARED_TABLES: readonly {
   { table: 'request_outcomes', key: ['partition', 'offset'] },
 ];
 
-/** Memory for a comparison's hashes and sorts, so that a large read model's EXCEPT ALL works in memory
- * rather than in batches spilled to disk. */
+/** Memory for a comparison's hash aggregates and sorts, so that a large read model's rows are counted
+ * in memory rather than in batches spilled to disk. */
 const COMPARE_WORK_MEM = '1GB';
 
 export interface VerifyOptions extends ReplayOptions {
