@@ -11,7 +11,7 @@ import { renderChart } from './chart';
 import { writeHistory } from './history';
 import { benchInfra } from './infra';
 import { markdownTable, ScenarioOutcome, targetsTable } from './report';
-import { loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
+import { commandOf, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
 import { coldStartScenario } from './scenarios/coldstart';
 import { listingScenario } from './scenarios/listing';
@@ -275,8 +275,14 @@ async function main(): Promise<void> {
       date: started.toISOString().slice(0, 10),
       started_at: started.toISOString(),
       finished_at: finished.toISOString(),
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      command: commandOf({
+        args: process.argv.slice(2),
+        execArgv: process.execArgv,
+        nodeOptions: process.env.NODE_OPTIONS,
+        script: relative(process.cwd(), process.argv[1] ?? ''),
+      }),
       argv: process.argv,
+      node_flags: { exec_argv: process.execArgv, node_options: process.env.NODE_OPTIONS ?? null },
       cwd: process.cwd(),
       node: process.version,
       commit: source.commit_short,

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternate } from './rounds';
-import { timestampOf, writeNewFile } from './run-record';
+import { commandOf, timestampOf, writeNewFile } from './run-record';
 import { spreadOf } from './stats';
 import { evaluateTargets } from './targets';
 
@@ -29,6 +29,21 @@ describe('the bench method', () => {
     const castlogFirst: string[] = [];
     await alternate(2, async (side) => castlogFirst.push(side), { castlogFirst: true });
     expect(castlogFirst).toEqual(['castlog', 'baseline', 'baseline', 'castlog']);
+  });
+
+  it("records node's own command line when node ran with flags of its own, npm's otherwise", () => {
+    const script = 'dist/bench/src/main.js';
+    const args = ['--scenario', 'replay', '--rounds', '1'];
+    expect(commandOf({ args, execArgv: [], script })).toBe('npm run bench -- --scenario replay --rounds 1');
+    expect(commandOf({ args, execArgv: [], nodeOptions: ' ', script })).toBe(
+      'npm run bench -- --scenario replay --rounds 1',
+    );
+    expect(commandOf({ args, execArgv: ['--max-semi-space-size=64', '--cpu-prof'], script })).toBe(
+      'node --max-semi-space-size=64 --cpu-prof dist/bench/src/main.js --scenario replay --rounds 1',
+    );
+    expect(commandOf({ args: [], execArgv: [], nodeOptions: '--max-old-space-size=4096', script })).toBe(
+      "NODE_OPTIONS='--max-old-space-size=4096' node dist/bench/src/main.js",
+    );
   });
 
   it('never overwrites a result file', () => {

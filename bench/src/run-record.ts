@@ -71,3 +71,20 @@ export function writeNewFile(dir: string, stem: string, suffix: string, content:
     return file;
   }
 }
+
+/** The command a run was started with: `npm run bench -- <args>`, or, when node ran with flags of
+ * its own (a profiler, V8 settings, NODE_OPTIONS), node's own command line, so that such a run says
+ * so. */
+export function commandOf(run: {
+  readonly args: readonly string[];
+  readonly execArgv: readonly string[];
+  readonly nodeOptions?: string;
+  readonly script: string;
+}): string {
+  const args = run.args.join(' ');
+  const nodeOptions = run.nodeOptions?.trim();
+  if (run.execArgv.length === 0 && !nodeOptions) return `npm run bench -- ${args}`.trim();
+  return [nodeOptions ? `NODE_OPTIONS='${nodeOptions}'` : '', 'node', ...run.execArgv, run.script, args]
+    .filter((part) => part !== '')
+    .join(' ');
+}
