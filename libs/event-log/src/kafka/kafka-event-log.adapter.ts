@@ -99,7 +99,7 @@ export async function heartbeatWhile(
   while (!done) {
     const wait = new AbortController();
     try {
-      await Promise.race([settled, delay(intervalMs, undefined, { signal: wait.signal })]);
+      await Promise.race([settled, pause(intervalMs, wait.signal)]);
     } finally {
       wait.abort();
     }
