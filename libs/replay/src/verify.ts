@@ -7,6 +7,7 @@ import {
   Sql,
   storedOffsets,
 } from '@castlog/read-model';
+import { pause } from '@castlog/supervision';
 import { DataSource, QueryRunner } from 'typeorm';
 import {
   catchUp,
@@ -115,7 +116,7 @@ export async function verifyReplay(options: VerifyOptions): Promise<ReplayDiffer
 const sqlOf = (runner: QueryRunner): Sql => ({ query: (text, params) => runner.query(text, params) });
 
 /** The live projection's stored offsets, on a connection that listens to the projector's NOTIFY. */
-class LiveOffsets {
+export class LiveOffsets {
   private wake: () => void = () => undefined;
 
   private constructor(
@@ -142,16 +143,16 @@ class LiveOffsets {
     return watcher;
   }
 
-  /** Resolves at the next NOTIFY on the offsets channel, or after `ms`. */
-  nextNotice(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = () => undefined;
-        resolve();
-      };
-    });
+  /** Resolves at the next NOTIFY on the offsets channel, after `ms`, or once `signal` aborts;
+   * leaves no timer behind either way. */
+  async nextNotice(ms: number, signal?: AbortSignal): Promise<void> {
+    const notified = new AbortController();
+    this.wake = () => notified.abort();
+    try {
+      await pause(ms, signal ? AbortSignal.any([notified.signal, signal]) : notified.signal);
+    } finally {
+      this.wake = () => undefined;
+    }
   }
 
   /** Waits until the live offsets reach `target` in every partition (or pass it in one) and answers
@@ -159,18 +160,25 @@ class LiveOffsets {
   async reach(target: Offsets, timeoutMs: number): Promise<Offsets> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const notice = this.nextNotice(1000);
-      const live = complete(await storedOffsets(sqlOf(this.runner), this.schema), this.partitions);
-      const behind = [...target].some(([partition, next]) => (live.get(partition) ?? 0) < next);
-      const ahead = [...target].some(([partition, next]) => (live.get(partition) ?? 0) > next);
-      if (!behind || ahead) return live;
-      if (Date.now() >= deadline) {
-        throw new Error(
-          `the live projection (schema ${this.schema}) stayed at ${describeOffsets(live)} for ${timeoutMs} ms, ` +
-            `behind the log's ${describeOffsets(target)}: is the projector running?`,
-        );
+      // Listening before the read: a notice sent while it runs ends the wait below at once.
+      const read = new AbortController();
+      const notice = this.nextNotice(1000, read.signal);
+      try {
+        const live = complete(await storedOffsets(sqlOf(this.runner), this.schema), this.partitions);
+        const behind = [...target].some(([partition, next]) => (live.get(partition) ?? 0) < next);
+        const ahead = [...target].some(([partition, next]) => (live.get(partition) ?? 0) > next);
+        if (!behind || ahead) return live;
+        if (Date.now() >= deadline) {
+          throw new Error(
+            `the live projection (schema ${this.schema}) stayed at ${describeOffsets(live)} for ${timeoutMs} ms, ` +
+              `behind the log's ${describeOffsets(target)}: is the projector running?`,
+          );
+        }
+        await notice;
+      } finally {
+        read.abort();
+        await notice;
       }
-      await notice;
     }
   }
 
