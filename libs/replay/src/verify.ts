@@ -161,8 +161,8 @@ export class LiveOffsets {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       // Listening before the read: a notice sent while it runs ends the wait below at once.
-      const read = new AbortController();
-      const notice = this.nextNotice(1000, read.signal);
+      const answered = new AbortController();
+      const notice = this.nextNotice(1000, answered.signal);
       try {
         const live = complete(await storedOffsets(sqlOf(this.runner), this.schema), this.partitions);
         const behind = [...target].some(([partition, next]) => (live.get(partition) ?? 0) < next);
@@ -176,7 +176,7 @@ export class LiveOffsets {
         }
         await notice;
       } finally {
-        read.abort();
+        answered.abort();
         await notice;
       }
     }
