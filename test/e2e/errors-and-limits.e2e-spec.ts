@@ -19,6 +19,25 @@ describe('Errors', () => {
     expect(wrongMethod.body).toEqual(errorBody(404, 'Resource not found'));
   });
 
+  it('answers an unknown route with 404 whatever its body, which the framework reads first', async () => {
+    for (const [method, path, rawBody, contentType] of [
+      ['POST', '/nope', '{"subscriptions": [', 'application/json'],
+      ['PUT', `/subscriptions/${alice.name}/...`, '[]garbage', 'application/json'],
+      ['PATCH', '/v1/nothing', '<feeds/>', 'application/xml'],
+      ['POST', '/v2/subscriptions', '', 'application/json'],
+    ]) {
+      const response = await app.as(alice).request(method, path, {
+        rawBody,
+        headers: { 'content-type': contentType },
+      });
+      expect({ path, status: response.status, body: response.body }).toEqual({
+        path,
+        status: 404,
+        body: errorBody(404, 'Resource not found'),
+      });
+    }
+  });
+
   it('answers malformed JSON and non-JSON bodies with 405, never a stack trace', async () => {
     for (const [rawBody, contentType] of [
       ['{"subscriptions": [', 'application/json'],

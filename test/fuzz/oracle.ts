@@ -137,11 +137,9 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
   const carriesBody = plan.body !== undefined;
   if (isGpodder(plan.route)) return allowedOnGpodder(plan, bodyBytes);
   if (plan.route === 'unknown') {
+    // Not found whatever the body, which Fastify reads first: only one over the limit is refused.
     const allowed = new Set([404]);
-    // Fastify parses (and may refuse) a body, or asks for a content type on methods that carry
-    // one (QUERY), before it finds no route.
-    if (carriesBody || !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(plan.method))
-      [405, 413].forEach((s) => allowed.add(s));
+    if (carriesBody) allowed.add(413);
     return allowed;
   }
   const rule = RULES[plan.route];
@@ -178,14 +176,12 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
  * another user than the path's, 401 whatever the input (bodies are read as text, judged after the
  * credentials). Only a body over the limit is refused first (413). */
 function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
-  // A path no route takes is not found before its body is read, or refused by the framework's
-  // parsing, as on /v1.
-  if (bodyBytes > BODY_LIMIT) return new Set(plan.clean ? [413] : [413, 404, 405]);
+  // A body over the limit is refused, or its path is not found first.
+  if (bodyBytes > BODY_LIMIT) return new Set(plan.clean ? [413] : [413, 404]);
   const allowed = new Set<number>();
   // A path the router cannot read as the route (an empty, encoded-slash or over-long segment, an
-  // unknown format) is not found, or refused as input, or its user is nobody.
-  // A body sent to no route is refused by the framework's parsing (405, as on /v1).
-  if (!plan.clean) [400, 401, 404, 405].forEach((status) => allowed.add(status));
+  // unknown format) is not found, whatever its body, or refused as input, or its user is nobody.
+  if (!plan.clean) [400, 401, 404].forEach((status) => allowed.add(status));
   if (plan.auth.who === 'none' || plan.pathUser !== 'own') {
     allowed.add(401);
     return allowed;

@@ -4,7 +4,7 @@ import { FastifyError, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
 import { Duplex } from 'node:stream';
-import { ERROR_MESSAGES, errorBody, Unavailable, ValidationFailed } from './errors';
+import { ERROR_MESSAGES, errorBody, NotFound, Unavailable, ValidationFailed } from './errors';
 import { routeOptionsOf } from './route-options';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="castlog", Basic realm="castlog", charset="UTF-8"';
@@ -76,11 +76,17 @@ export class ErrorBodyFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const { status, body, headers } = toErrorResponse(
+    const answer = toErrorResponse(
       error,
       this.retryAfterSeconds,
       routeOptionsOf(reply.request).invalidInputStatus,
     );
+    // Fastify parses a body (and may refuse it, or its content type) before it finds that no route
+    // takes the request: such a request is still an unknown route's.
+    const { status, body, headers } =
+      reply.request.is404 && (answer.status === 400 || answer.status === 405)
+        ? toErrorResponse(new NotFound(), this.retryAfterSeconds)
+        : answer;
     if (status === 503 && !(error instanceof HttpException))
       this.logger.warn(`answered 503: ${messageOf(error)}`);
     else if (status >= 500)
