@@ -82,9 +82,10 @@ export class ErrorBodyFilter implements ExceptionFilter {
       routeOptionsOf(reply.request).invalidInputStatus,
     );
     // Fastify parses a body (and may refuse it, or its content type) before it finds that no route
-    // takes the request: such a request is still an unknown route's.
+    // takes the request: such a request is still an unknown route's. (The not-found route asks for
+    // no invalid-input status of its own, so its refusals come out as 405.)
     const { status, body, headers } =
-      reply.request.is404 && (answer.status === 400 || answer.status === 405)
+      reply.request.is404 && answer.status === 405
         ? toErrorResponse(new NotFound(), this.retryAfterSeconds)
         : answer;
     if (status === 503 && !(error instanceof HttpException))
