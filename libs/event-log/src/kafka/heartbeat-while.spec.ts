@@ -1,7 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { timersLeftBy } from '../../../../test/support/timers';
 import { heartbeatWhile } from './kafka-event-log.adapter';
-
-const runningTimers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
 describe('heartbeatWhile', () => {
   it('heartbeats while the work runs, until it is done', async () => {
@@ -20,16 +19,15 @@ describe('heartbeatWhile', () => {
   });
 
   it('leaves no timer running once the work is done, so a stopping process is not held', async () => {
-    const before = runningTimers();
-    await heartbeatWhile(delay(10), async () => undefined, 60_000);
-    expect(runningTimers()).toBe(before);
+    const left = await timersLeftBy(() => heartbeatWhile(delay(10), async () => undefined, 60_000));
+    expect(left).toEqual({ value: undefined, pendingTimers: 0 });
   });
 
   it('fails as the work fails, leaving no timer either', async () => {
-    const before = runningTimers();
-    await expect(
+    const left = await timersLeftBy(() =>
       heartbeatWhile(Promise.reject(new Error('batch failed')), async () => undefined, 60_000),
-    ).rejects.toThrow('batch failed');
-    expect(runningTimers()).toBe(before);
+    );
+    expect(left.error?.message).toBe('batch failed');
+    expect(left.pendingTimers).toBe(0);
   });
 });
