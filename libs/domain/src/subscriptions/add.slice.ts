@@ -45,8 +45,8 @@ export const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant
   if (match === undefined) {
     // No match: a new subscription with the item's guid, else the guid the API drew for it.
     const id = guid ?? normalizeGuid(item.candidateGuid);
-    invariant(!state.byGuid.has(id), `candidate guid ${id} is already taken`);
-    invariant(!state.byFeedUrl.has(normalized), `feed_url ${normalized} is already taken`);
+    invariant(!state.byGuid.has(id), () => `candidate guid ${id} is already taken`);
+    invariant(!state.byFeedUrl.has(normalized), () => `feed_url ${normalized} is already taken`);
     const created: Subscription = {
       userId: state.userId,
       id,

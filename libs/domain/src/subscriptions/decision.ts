@@ -25,7 +25,7 @@ export const saved = (subscription: Subscription): Change => ({ kind: 'Subscript
 export const guidRecorded = (subscription: Subscription, guid: Guid): Change => {
   const position = subscription.guids.findIndex((entry) => entry.guid === guid);
   const entry = subscription.guids[position];
-  invariant(entry !== undefined, `guid ${guid} is not in the chain of subscription ${subscription.id}`);
+  invariant(entry !== undefined, () => `guid ${guid} is not in the chain of subscription ${subscription.id}`);
   return {
     kind: 'GuidRecorded',
     userId: subscription.userId,
@@ -56,22 +56,23 @@ export const claimFeedUrl = (
         },
       ];
 
-const keyOf = (change: Change): string => {
+/** A change's key within its kind. */
+const keyOf = (change: Change): string | number => {
   switch (change.kind) {
     case 'SubscriptionSaved':
-      return `subscription:${change.subscription.id}`;
+      return change.subscription.id;
     case 'GuidRecorded':
-      return `guid:${change.guid}`;
+      return change.guid;
     case 'FeedUrlRecorded':
-      return `feed-url:${change.normalizedFeedUrl}`;
+      return change.normalizedFeedUrl;
     case 'DeletionSaved':
-      return `deletion:${change.deletion.deletionId}`;
+      return change.deletion.deletionId;
     case 'ClockAdvanced':
-      return 'clock';
+      return change.userId;
     case 'DeviceSaved':
-      return `device:${change.device.id}`;
+      return change.device.id;
     case 'EpisodeActionsRecorded':
-      return `episode-actions:${change.sequence}`;
+      return change.sequence;
     default: {
       const unexpected: never = change;
       throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);
@@ -88,7 +89,17 @@ export const finish = (
   clock: Instant,
 ): readonly Change[] => {
   if (changes.length === 0) return [];
-  const byKey = new Map<string, Change>();
-  for (const change of changes) byKey.set(keyOf(change), change);
-  return [...byKey.values(), { kind: 'ClockAdvanced', userId: state.userId, lastInstant: clock }];
+  const folded: Change[] = [];
+  // Kind → key → position in `folded`: keys of different kinds may be equal texts.
+  const positions = new Map<Change['kind'], Map<string | number, number>>();
+  for (const change of changes) {
+    let ofKind = positions.get(change.kind);
+    if (ofKind === undefined) positions.set(change.kind, (ofKind = new Map()));
+    const key = keyOf(change);
+    const position = ofKind.get(key);
+    if (position === undefined) ofKind.set(key, folded.push(change) - 1);
+    else folded[position] = change;
+  }
+  folded.push({ kind: 'ClockAdvanced', userId: state.userId, lastInstant: clock });
+  return folded;
 };

@@ -26,6 +26,8 @@ export class Draft {
   private byFeedUrl?: Map<string, Guid>;
   private deletions?: Map<number, Deletion>;
   private devices?: Map<DeviceId, Device>;
+  /** The last state answered, until the next `apply`. */
+  private current?: UserSubscriptions;
 
   constructor(private readonly base: UserSubscriptions) {
     this.lastInstant = base.lastInstant;
@@ -36,6 +38,7 @@ export class Draft {
    * `lastInstant` (never lowered), DeviceSaved the device; EpisodeActionsRecorded nothing. `decide` emits the index changes beside the rows, which keeps
    * the maps consistent with the rows. */
   apply(changes: readonly Change[]): this {
+    this.current = undefined;
     for (const change of changes) {
       switch (change.kind) {
         case 'SubscriptionSaved':
@@ -75,15 +78,17 @@ export class Draft {
   }
 
   get state(): UserSubscriptions {
-    return {
-      ...this.base,
+    // Written out rather than spread from `base`: states come in several shapes (initial, loaded,
+    // drafted), and a spread over them is V8's slow generic copy, most of a decision's time.
+    return (this.current ??= {
+      userId: this.base.userId,
       lastInstant: this.lastInstant,
       subscriptions: this.subscriptions ?? this.base.subscriptions,
       byGuid: this.byGuid ?? this.base.byGuid,
       byFeedUrl: this.byFeedUrl ?? this.base.byFeedUrl,
       deletions: this.deletions ?? this.base.deletions,
       devices: this.devices ?? this.base.devices,
-    };
+    });
   }
 }
 

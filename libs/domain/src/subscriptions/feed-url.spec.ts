@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { checkFeedUrl, isGuid, MAX_FEED_URL_LENGTH, normalizeFeedUrl, normalizeGuid } from './feed-url';
 
 const ok = (feedUrl: string) => ({ ok: true, feedUrl, normalized: normalizeFeedUrl(feedUrl) });
@@ -97,6 +98,34 @@ describe('feed_urls are compared after normalising', () => {
   });
 
   it('returns what it cannot parse unchanged', () => expect(normalizeFeedUrl('not a url')).toBe('not a url'));
+
+  // What WHATWG `URL` leaves once its fragment is cleared.
+  const withoutFragment = (url: string): string => {
+    const parsed = new URL(url);
+    parsed.hash = '';
+    return parsed.href;
+  };
+
+  it.each([
+    'https://a.example/#',
+    'https://a.example/rss?q=#',
+    'https://a.example/rss?q=1#a#b',
+    'https://a.example/a%23b?c%23d#e',
+    'https://us%23er:p%23w@a.example/rss#x',
+    'https://a.example/rss?q=a b#c d',
+    'https://a.example/réss?é=1#é',
+  ])('drops the fragment of %p as clearing it would', (url) =>
+    expect(normalizeFeedUrl(url)).toBe(withoutFragment(url)),
+  );
+
+  it('drops any fragment as clearing it would', () =>
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string(), (url, tail) => {
+        const text = `${url}#${tail}`;
+        expect(normalizeFeedUrl(url)).toBe(withoutFragment(url));
+        expect(normalizeFeedUrl(text)).toBe(withoutFragment(text));
+      }),
+    ));
 });
 
 describe('a feed_url checked again', () => {

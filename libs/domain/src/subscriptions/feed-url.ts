@@ -99,9 +99,12 @@ export const normalizeFeedUrl = (url: string): string => {
   return parsed === undefined ? url : normalizedHref(parsed);
 };
 
+/** `href` without its fragment, as `parsed.hash = ''` would leave it (an empty `#` too): a serialised
+ * URL's first `#` starts its fragment, since the parser encodes or refuses it everywhere else. */
 const normalizedHref = (parsed: URL): string => {
-  parsed.hash = '';
-  return parsed.href;
+  const { href } = parsed;
+  const fragment = href.indexOf('#');
+  return fragment < 0 ? href : href.slice(0, fragment);
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

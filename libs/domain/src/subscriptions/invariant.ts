@@ -4,6 +4,10 @@ export class DomainInvariantError extends Error {
   override readonly name = 'DomainInvariantError';
 }
 
-export const invariant: (condition: boolean, message: string) => asserts condition = (condition, message) => {
-  if (!condition) throw new DomainInvariantError(message);
+/** `message` is built only when the condition fails: the checks run on every decision. */
+export const invariant: (condition: boolean, message: () => string) => asserts condition = (
+  condition,
+  message,
+) => {
+  if (!condition) throw new DomainInvariantError(message());
 };

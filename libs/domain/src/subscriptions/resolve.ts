@@ -6,19 +6,19 @@ import { Deletion, Subscription, UserSubscriptions } from './subscription';
 /** The subscription's latest guid: the last entry of its chain. */
 export const latestGuid = (subscription: Subscription): Guid => {
   const last = subscription.guids[subscription.guids.length - 1];
-  invariant(last !== undefined, `subscription ${subscription.id} has an empty guid chain`);
+  invariant(last !== undefined, () => `subscription ${subscription.id} has an empty guid chain`);
   return last.guid;
 };
 
 export const requireSubscription = (state: UserSubscriptions, id: Guid): Subscription => {
   const subscription = state.subscriptions.get(id);
-  invariant(subscription !== undefined, `subscription ${id} of user ${state.userId} is not loaded`);
+  invariant(subscription !== undefined, () => `subscription ${id} of user ${state.userId} is not loaded`);
   return subscription;
 };
 
 export const requireDeletion = (state: UserSubscriptions, deletionId: number): Deletion => {
   const deletion = state.deletions.get(deletionId);
-  invariant(deletion !== undefined, `deletion ${deletionId} of user ${state.userId} is not loaded`);
+  invariant(deletion !== undefined, () => `deletion ${deletionId} of user ${state.userId} is not loaded`);
   return deletion;
 };
 
@@ -27,7 +27,7 @@ export const followMerges = (state: UserSubscriptions, id: Guid): Subscription =
   const seen = new Set<Guid>();
   let current = requireSubscription(state, id);
   while (current.mergedInto !== null) {
-    invariant(!seen.has(current.id), `mergedInto cycle through ${current.id}`);
+    invariant(!seen.has(current.id), () => `mergedInto cycle through ${current.id}`);
     seen.add(current.id);
     current = requireSubscription(state, current.mergedInto);
   }

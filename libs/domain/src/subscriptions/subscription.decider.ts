@@ -23,9 +23,12 @@ export function decide(state: UserSubscriptions, logged: LoggedEvent, now: Insta
   const { event } = logged;
   invariant(
     event.userId === state.userId,
-    `event of user ${event.userId} decided on ${state.userId}'s state`,
+    () => `event of user ${event.userId} decided on ${state.userId}'s state`,
   );
-  invariant(now > state.lastInstant, `now ${now} is not after the user's last instant ${state.lastInstant}`);
+  invariant(
+    now > state.lastInstant,
+    () => `now ${now} is not after the user's last instant ${state.lastInstant}`,
+  );
   switch (event.type) {
     case 'SubscriptionsAddRequested':
       return decideAdd(state, event, now);
