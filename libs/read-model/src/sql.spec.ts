@@ -31,6 +31,13 @@ describe('parameters: placeholders for a statement with parameters', () => {
   it('numbers the placeholders in the order the values come and keeps the values', () => {
     const { param, params } = parameters();
     expect(`${param('a')} ${param([1, null])}`).toBe('$1 $2');
-    expect(params).toEqual(['a', [1, null]]);
+    expect(params).toEqual(['a', '{"1",NULL}']);
+  });
+
+  it('sends an array as its literal, every element quoted and escaped, null as NULL', () => {
+    const { param, params } = parameters();
+    param(['a', 'say "hi"', 'back\\slash', '{,}', '', null, 42, true]);
+    param([]);
+    expect(params).toEqual(['{"a","say \\"hi\\"","back\\\\slash","{,}","",NULL,"42","true"}', '{}']);
   });
 });

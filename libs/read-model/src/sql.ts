@@ -32,10 +32,16 @@ export type SqlValue = Scalar | readonly Scalar[];
  * (`parameters`) or the value itself (`sqlLiteral`). */
 export type Param = (value: SqlValue) => string;
 
-/** Placeholders `$1`, `$2`… and the values they stand for, in order. */
-export const parameters = (): { readonly param: Param; readonly params: SqlValue[] } => {
-  const params: SqlValue[] = [];
-  return { param: (value) => `$${params.push(value)}`, params };
+/** Placeholders `$1`, `$2`… and the values they stand for, in order, an array as its literal
+ * (`arrayText`): what pg would send for it, written with one pass over each element instead of
+ * pg's generic conversion, which is a large part of a big write's client time. */
+export const parameters = (): { readonly param: Param; readonly params: Scalar[] } => {
+  const params: Scalar[] = [];
+  return {
+    param: (value) =>
+      `$${params.push(Array.isArray(value) ? arrayText(value as readonly Scalar[]) : (value as Scalar))}`,
+    params,
+  };
 };
 
 const quoted = (text: string): string => {
@@ -46,8 +52,20 @@ const quoted = (text: string): string => {
   return text.includes('\\') ? ` E'${doubled.replace(/\\/g, '\\\\')}'` : `'${doubled}'`;
 };
 
-const arrayElement = (value: Scalar): string =>
-  value === null ? 'NULL' : `"${scalarText(value).replace(/[\\"]/g, '\\$&')}"`;
+const ARRAY_ESCAPED = /[\\"]/;
+
+const arrayElement = (value: Scalar): string => {
+  if (value === null) return 'NULL';
+  const text = scalarText(value);
+  return ARRAY_ESCAPED.test(text) ? `"${text.replace(/[\\"]/g, '\\$&')}"` : `"${text}"`;
+};
+
+/** An array literal, every element quoted and null as NULL (`{"a","b",NULL}`). */
+const arrayText = (values: readonly Scalar[]): string => {
+  let text = '{';
+  for (let i = 0; i < values.length; i += 1) text += (i === 0 ? '' : ',') + arrayElement(values[i] as Scalar);
+  return `${text}}`;
+};
 
 const scalarText = (value: Exclude<Scalar, null>): string => {
   if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
@@ -60,7 +78,7 @@ const scalarText = (value: Exclude<Scalar, null>): string => {
  * (`'{"a","b",NULL}'`), null is NULL. */
 export const sqlLiteral: Param = (value) => {
   if (value === null) return 'NULL';
-  if (Array.isArray(value)) return quoted(`{${(value as readonly Scalar[]).map(arrayElement).join(',')}}`);
+  if (Array.isArray(value)) return quoted(arrayText(value as readonly Scalar[]));
   return quoted(scalarText(value as Exclude<Scalar, null>));
 };
 
