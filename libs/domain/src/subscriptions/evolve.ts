@@ -79,7 +79,7 @@ export class Draft {
 
   get state(): UserSubscriptions {
     // Written out rather than spread from `base`: states come in several shapes (initial, loaded,
-    // drafted), and a spread over them is V8's slow generic copy, most of a decision's time.
+    // drafted), and a spread over them took V8's slow generic copy, a quarter of a decision's time.
     return (this.current ??= {
       userId: this.base.userId,
       lastInstant: this.lastInstant,
