@@ -97,11 +97,14 @@ export async function heartbeatWhile(
   let done = false;
   const settled = work.finally(() => (done = true));
   while (!done) {
-    const wait = new AbortController();
+    // A plain timer, cleared when the work ends first: an aborted sleep would build an AbortError,
+    // stack trace and all, for every batch.
+    let timer: NodeJS.Timeout | undefined;
+    const beat = new Promise<void>((resolve) => (timer = setTimeout(resolve, intervalMs)));
     try {
-      await Promise.race([settled, pause(intervalMs, wait.signal)]);
+      await Promise.race([settled, beat]);
     } finally {
-      wait.abort();
+      clearTimeout(timer);
     }
     if (!done) await heartbeat();
   }
@@ -347,6 +350,10 @@ export class KafkaEventLog implements EventLog {
           })
           .catch((error: unknown) => failures.failed(startOf(partition), error));
         seeks.set(partition, seek);
+        // Once in place, the seek holds no batch back: they skip the wait.
+        void seek.then(() => {
+          if (seeks.get(partition) === seek) seeks.delete(partition);
+        });
       }
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
