@@ -42,7 +42,9 @@ export function startBuilt(script: string, env: NodeJS.ProcessEnv, app: string):
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+    // 'close', not 'exit': it comes once the output is read to its end, so what the process printed
+    // last (a refusal, a shutdown line) is in `output()` when `exited` answers.
+    child.once('close', (code, signal) => resolveExit({ code, signal })),
   );
   return {
     child,
