@@ -59,6 +59,17 @@ export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH_MESSAGES = 5000;
 
+/** How often the client retries a request the cluster failed, with backoff, before giving up. */
+const RETRIES = 5;
+
+/** kafkajs warns of it at every start of an idempotent producer whose retries are limited. They are
+ * limited on purpose, so that an append fails and the request is answered 503 rather than kept
+ * waiting: said as what it means here, at info. */
+const LIMITED_RETRIES_WARNING = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
+const LIMITED_RETRIES_NOTE =
+  `kafka: appends are retried ${RETRIES} times; one that still fails is answered 503 and may be in the log ` +
+  '(it then applies once; see "The Kafka broker restarted" in docs/operations.md)';
+
 /** The key → partition mapping Kafka's Java clients use (murmur2), fixed here so the adapter can
  * give each caller its own offset from the batch's base offset. */
 const partitionerFor = (partitions: number) => {
@@ -141,12 +152,16 @@ export class KafkaEventLog implements EventLog {
         () =>
         ({ level, log }) => {
           const { message, ...extra } = log;
-          if (level <= logLevel.WARN)
+          if (message === LIMITED_RETRIES_WARNING) this.log('info', LIMITED_RETRIES_NOTE);
+          else if (level <= logLevel.WARN)
             this.log(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
         },
-      retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5000 },
+      retry: { retries: RETRIES, initialRetryTime: 200, maxRetryTime: 5000 },
     });
     this.producer = this.kafka.producer({
+      // Every message names its partition (`partitionOf`), so the producer's partitioner is never
+      // asked; naming it keeps kafkajs from warning at every start that its default changed in 2.0.
+      createPartitioner: Partitioners.DefaultPartitioner,
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,

@@ -1,0 +1,39 @@
+import { LOG_EVENT_VERSION } from '@castlog/domain';
+import { randomUUID } from 'node:crypto';
+import { uniqueName } from '../../../../test/support/databases';
+import { KafkaEventLog } from './kafka-event-log.adapter';
+
+// A file of its own: kafkajs gives some warnings once per loaded module, and jest loads modules
+// afresh for each file, so the log opened here is the first of its kafkajs.
+describe('KafkaEventLog logs', () => {
+  it('warns of nothing at start-up and on a first append, and says once what its limited retries mean', async () => {
+    const brokers = process.env.KAFKA_BROKERS;
+    if (!brokers)
+      throw new Error('KAFKA_BROKERS is not set: run the tests through jest (test/infra/global-setup.ts)');
+    const lines: { level: string; message: string }[] = [];
+    const log = await KafkaEventLog.open({
+      brokers: brokers.split(','),
+      topic: uniqueName('event_log_logs'),
+      partitions: 2,
+      replicationFactor: 1,
+      clientId: 'event-log-logs',
+      log: (level, message) => lines.push({ level, message }),
+    });
+    try {
+      await log.append([
+        {
+          key: 'user-1',
+          type: 'DeletionRequested',
+          version: LOG_EVENT_VERSION,
+          eventId: randomUUID(),
+          requestId: `req-${randomUUID()}`,
+          value: { type: 'DeletionRequested', userId: 'user-1', guid: randomUUID() },
+        },
+      ]);
+    } finally {
+      await log.close();
+    }
+    expect(lines.filter((line) => line.level !== 'info')).toEqual([]);
+    expect(lines).toEqual([{ level: 'info', message: expect.stringContaining('answered 503') }]);
+  });
+});
