@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Every castlog token starts with this prefix, so a leaked one is recognisable (secret scanners). */
 export const TOKEN_PREFIX = 'cl_';
@@ -19,7 +19,7 @@ export function generateToken(): string {
 
 /** The stored form of a token: SHA-256, hex. The token has 256 random bits, so a fast hash is enough. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** True when the text has the shape of a token this service issues. */
