@@ -1,6 +1,6 @@
-import { LOG_EVENT_VERSION } from '@castlog/domain';
 import { randomUUID } from 'node:crypto';
 import { uniqueName } from '../../../../test/support/databases';
+import { envelopeOf } from '../event-log.port';
 import { KafkaEventLog } from './kafka-event-log.adapter';
 
 // A file of its own: kafkajs gives some warnings once per loaded module, and jest loads modules
@@ -21,14 +21,10 @@ describe('KafkaEventLog logs', () => {
     });
     try {
       await log.append([
-        {
-          key: 'user-1',
-          type: 'DeletionRequested',
-          version: LOG_EVENT_VERSION,
-          eventId: randomUUID(),
-          requestId: `req-${randomUUID()}`,
-          value: { type: 'DeletionRequested', userId: 'user-1', guid: randomUUID() },
-        },
+        envelopeOf(
+          { type: 'DeletionRequested', userId: 'user-1', guid: randomUUID() },
+          `req-${randomUUID()}`,
+        ),
       ]);
     } finally {
       await log.close();

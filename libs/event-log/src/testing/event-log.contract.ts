@@ -1,7 +1,15 @@
-import { LOG_EVENT_VERSION, LogEvent, SubscriptionsAddRequested } from '@castlog/domain';
+import { LogEvent, SubscriptionsAddRequested } from '@castlog/domain';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { EventEnvelope, EventLog, LogBatch, LogPosition, LogRecord, sequenceOf } from '../event-log.port';
+import {
+  envelopeOf,
+  EventEnvelope,
+  EventLog,
+  LogBatch,
+  LogPosition,
+  LogRecord,
+  sequenceOf,
+} from '../event-log.port';
 
 /** One adapter opened on a fresh topic or table. `reopen` opens a new adapter instance on the same
  * topic or table (a restarted process); `close` closes every instance opened, and what they use. */
@@ -87,11 +95,11 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
       it('rejects an event its schema refuses, and appends nothing of that call', async () => {
         const user = newUsers(1)[0]!;
         const valid = deletionRequested(user);
-        const notAGuid = envelopeOf({ type: 'DeletionRequested', userId: user, guid: 'not-a-guid' });
+        const notAGuid = envelopeFor({ type: 'DeletionRequested', userId: user, guid: 'not-a-guid' });
         const typeMismatch: EventEnvelope = { ...deletionRequested(user), type: 'DeletionCompleted' };
 
         // Strings the read model could not store, from a producer other than the API.
-        const nul = envelopeOf({
+        const nul = envelopeFor({
           type: 'SubscriptionsAddRequested',
           userId: user,
           items: [{ feedUrl: 'https://example.com/\u0000', candidateGuid: randomUUID() }],
@@ -350,7 +358,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
             reason: 'cascade rolled back: "lock timeout" ✗',
           },
         ];
-        const envelopes = events.map(envelopeOf);
+        const envelopes = events.map(envelopeFor);
 
         const before = Date.now();
         const positions: LogPosition[] = [];
@@ -388,7 +396,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         const user = newUsers(1)[0]!;
         const event = largestAddRequest(user);
         expect(Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(1024 * 1024);
-        const envelope = envelopeOf(event);
+        const envelope = envelopeFor(event);
         const neighbour = deletionRequested(user);
 
         const positions = await log.append([envelope, neighbour]);
@@ -409,7 +417,7 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
       it('accepts a burst of the largest events for one key, sized in bytes, not characters', async () => {
         const user = newUsers(1)[0]!;
         // Feed URLs of 3-byte characters: each event is still about 1.1 MiB, in a third of the characters.
-        const envelopes = Array.from({ length: 12 }, () => envelopeOf(largestAddRequest(user, '€')));
+        const envelopes = Array.from({ length: 12 }, () => envelopeFor(largestAddRequest(user, '€')));
         expect(Buffer.byteLength(JSON.stringify(envelopes[0]!.value))).toBeGreaterThan(1024 * 1024);
 
         const positions = (await Promise.all(envelopes.map((envelope) => log.append([envelope])))).flat();
@@ -442,17 +450,10 @@ const newUsers = (count: number): string[] => Array.from({ length: count }, () =
 
 const newGroup = (): string => `contract-${randomUUID()}`;
 
-const envelopeOf = (value: LogEvent): EventEnvelope => ({
-  key: value.userId,
-  type: value.type,
-  version: LOG_EVENT_VERSION,
-  eventId: randomUUID(),
-  requestId: `req-${randomUUID()}`,
-  value,
-});
+const envelopeFor = (value: LogEvent): EventEnvelope => envelopeOf(value, `req-${randomUUID()}`);
 
 const deletionRequested = (userId: string): EventEnvelope =>
-  envelopeOf({ type: 'DeletionRequested', userId, guid: randomUUID() });
+  envelopeFor({ type: 'DeletionRequested', userId, guid: randomUUID() });
 
 /** 1000 items whose feed URLs are about 1000 bytes each (some not ASCII), as a POST of 1 MiB
  * produces: about 1.1 MiB of JSON, above Kafka's default message limit of 1 MB. */
