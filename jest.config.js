@@ -1,7 +1,7 @@
 /** Unit specs run beside the code; .int-spec and .e2e-spec files need real Kafka and PostgreSQL,
  * which test/infra/global-setup.ts finds or starts once for the whole run. */
 /** Transpile only (types are checked by `npm run lint`): tsconfig's decorator metadata still applies. */
-const tsJest = ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true } }];
+const tsJest = ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true } }];
 
 module.exports = {
   rootDir: __dirname,
