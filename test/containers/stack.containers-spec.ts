@@ -1,5 +1,6 @@
 import { AuthStore } from '@castlog/auth';
 import { randomBytes } from 'node:crypto';
+import { IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { DataSource } from 'typeorm';
 import { checkAll, compose, composeUp, waitUntilReady } from '../../tools/containers/main';
 import { Engine, findEngine, output, run } from '../../tools/containers/engine';
@@ -104,6 +105,62 @@ describe('the compose stack', () => {
     );
   });
 
+  it("answers the contract's 503 with Retry-After through the proxy while no API replica is up", async () => {
+    const authorization = `Bearer ${tokens[2]!}`;
+    const services = ['api-1', 'api-2'];
+    const ids = await Promise.all(
+      services.map(async (service) => (await output(engine, compose(engine, 'ps', '-q', service))).trim()),
+    );
+    await run(engine, compose(engine, 'stop', ...services));
+    try {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['POST', { subscriptions: [{ feed_url: feed('no-replica') }] }],
+      ] as const) {
+        const response = await onNewConnection(apiUrl, method, '/v1/subscriptions', authorization, body);
+        expect(response.status).toBe(503);
+        expect(response.headers['retry-after']).toBe('1');
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(JSON.parse(response.text)).toEqual({
+          code: '503',
+          message: 'Service unavailable, retry later: no API replica answered',
+        });
+      }
+    } finally {
+      await composeUp(engine, ...services);
+    }
+    // Both replicas ready (asked inside each container), before the next test writes through the
+    // proxy: a replica still starting would answer its 503.
+    for (const id of ids) {
+      await poll(
+        `API container ${id} to be ready again`,
+        () =>
+          output(engine, [
+            engine.cli,
+            'exec',
+            id,
+            'node',
+            '-e',
+            "fetch('http://127.0.0.1:3000/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))",
+          ]).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 120_000, everyMs: 1_000 },
+      );
+    }
+    await poll(
+      'the API to answer through the proxy again',
+      async () =>
+        (
+          await as(tokens[2]!)
+            .get('/v1/subscriptions')
+            .catch(() => undefined)
+        )?.status === 200,
+      { timeoutMs: 60_000, everyMs: 500 },
+    );
+  });
+
   it('stops every app cleanly on SIGTERM and keeps the data in its volumes across a restart of the stack', async () => {
     const api = as(tokens[1]!);
     const [g, url] = [guid(), feed('kept')];
@@ -162,3 +219,40 @@ describe('the compose stack', () => {
     );
   });
 });
+
+/** One request on a connection of its own. A proxy that finds no server for a request on a reused
+ * keep-alive connection closes it without an answer, so that the client retries on a new one (as
+ * HAProxy does, by design); what a client gets is the answer on that new connection. */
+function onNewConnection(
+  baseUrl: string,
+  method: string,
+  path: string,
+  authorization: string,
+  body?: unknown,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      new URL(path, baseUrl),
+      {
+        method,
+        agent: false,
+        headers: {
+          authorization,
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, text }),
+        );
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
