@@ -7,85 +7,100 @@ import {
   LogEvent,
   LogEventType,
 } from '@castlog/domain';
-import { z } from 'zod';
+import Ajv, { SchemaObject, ValidateFunction } from 'ajv';
 
-const guid = z.string().uuid();
-const userId = z.string().min(1);
-const deviceId = z.string().refine(isDeviceId, 'not a device id');
 /** The largest play field (`started`, `position`, `total`, in seconds) of an episode action: the
  * read model stores them as PostgreSQL `integer`. */
 export const MAX_PLAY_SECONDS = 2 ** 31 - 1;
-const seconds = z.number().int().nonnegative().max(MAX_PLAY_SECONDS);
-const addItem = z.object({ feedUrl: z.unknown(), guid: z.unknown().optional(), candidateGuid: guid });
 /** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
 export const MAX_UPLOAD_URLS = 10_000;
 
-/** The JSON schema of each event value, checked when writing and when reading. */
-const eventSchemas: Record<LogEventType, z.ZodType<LogEvent>> = {
-  SubscriptionsAddRequested: z.object({
-    type: z.literal('SubscriptionsAddRequested'),
-    userId,
-    items: z.array(addItem).min(1).max(1000),
+const guid = {
+  type: 'string',
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+};
+const userId = { type: 'string', minLength: 1 };
+const deviceId = { type: 'string', format: 'device-id' };
+const count = { type: 'integer', minimum: 0 };
+const seconds = { type: 'integer', minimum: 0, maximum: MAX_PLAY_SECONDS };
+/** `feedUrl` and `guid` are kept raw: the decider validates them (see AddItem). */
+const addItem = {
+  type: 'object',
+  required: ['candidateGuid'],
+  properties: { feedUrl: {}, guid: {}, candidateGuid: guid },
+};
+
+/** An object with these properties, `required` among them; other properties are let through, as
+ * a reader of an older or newer writer's events expects. */
+const event = (type: LogEventType, required: string[], properties: Record<string, SchemaObject>) => ({
+  type: 'object',
+  required: ['type', 'userId', ...required],
+  properties: { type: { const: type }, userId, ...properties },
+});
+
+/** The JSON Schema of each event value, checked when writing and when reading. */
+const EVENT_SCHEMAS: Record<LogEventType, SchemaObject> = {
+  SubscriptionsAddRequested: event('SubscriptionsAddRequested', ['items'], {
+    items: { type: 'array', minItems: 1, maxItems: 1000, items: addItem },
   }),
-  SubscriptionUpdateRequested: z.object({
-    type: z.literal('SubscriptionUpdateRequested'),
-    userId,
+  SubscriptionUpdateRequested: event('SubscriptionUpdateRequested', ['guid'], {
     guid,
-    newFeedUrl: z.string().optional(),
-    newGuid: guid.optional(),
-    isSubscribed: z.boolean().optional(),
+    newFeedUrl: { type: 'string' },
+    newGuid: guid,
+    isSubscribed: { type: 'boolean' },
   }),
-  DeletionRequested: z.object({ type: z.literal('DeletionRequested'), userId, guid }),
-  DeletionCompleted: z.object({
-    type: z.literal('DeletionCompleted'),
-    userId,
-    deletionId: z.number().int().nonnegative(),
-    deletedAt: z.number().int().nonnegative(),
+  DeletionRequested: event('DeletionRequested', ['guid'], { guid }),
+  DeletionCompleted: event('DeletionCompleted', ['deletionId', 'deletedAt'], {
+    deletionId: count,
+    deletedAt: count,
   }),
-  DeletionFailed: z.object({
-    type: z.literal('DeletionFailed'),
-    userId,
-    deletionId: z.number().int().nonnegative(),
-    reason: z.string(),
+  DeletionFailed: event('DeletionFailed', ['deletionId', 'reason'], {
+    deletionId: count,
+    reason: { type: 'string' },
   }),
-  DeviceUpdateRequested: z.object({
-    type: z.literal('DeviceUpdateRequested'),
-    userId,
+  DeviceUpdateRequested: event('DeviceUpdateRequested', ['deviceId'], {
     deviceId,
-    caption: z.string().optional(),
-    deviceType: z.enum(DEVICE_TYPES).optional(),
+    caption: { type: 'string' },
+    deviceType: { enum: [...DEVICE_TYPES] },
   }),
-  GpodderUploadRequested: z.object({
-    type: z.literal('GpodderUploadRequested'),
-    userId,
+  GpodderUploadRequested: event('GpodderUploadRequested', ['deviceId', 'add', 'remove'], {
     deviceId,
-    add: z.array(addItem).max(MAX_UPLOAD_URLS),
-    remove: z.array(z.unknown()).max(MAX_UPLOAD_URLS),
-    replace: z.boolean().optional(),
+    add: { type: 'array', maxItems: MAX_UPLOAD_URLS, items: addItem },
+    remove: { type: 'array', maxItems: MAX_UPLOAD_URLS, items: {} },
+    replace: { type: 'boolean' },
   }),
-  EpisodeActionsUploaded: z.object({
-    type: z.literal('EpisodeActionsUploaded'),
-    userId,
-    actions: z
-      .array(
-        z.object({
-          podcast: z.string(),
-          episode: z.string(),
-          action: z.enum(EPISODE_ACTION_KINDS),
-          timestamp: z
-            .string()
-            .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
-            .optional(),
-          device: deviceId.optional(),
-          guid: z.string().optional(),
-          started: seconds.optional(),
-          position: seconds.optional(),
-          total: seconds.optional(),
-        }),
-      )
-      .max(MAX_UPLOAD_URLS),
+  EpisodeActionsUploaded: event('EpisodeActionsUploaded', ['actions'], {
+    actions: {
+      type: 'array',
+      maxItems: MAX_UPLOAD_URLS,
+      items: {
+        type: 'object',
+        required: ['podcast', 'episode', 'action'],
+        properties: {
+          podcast: { type: 'string' },
+          episode: { type: 'string' },
+          action: { enum: [...EPISODE_ACTION_KINDS] },
+          timestamp: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' },
+          device: deviceId,
+          guid: { type: 'string' },
+          started: seconds,
+          position: seconds,
+          total: seconds,
+        },
+      },
+    },
   }),
-} as Record<LogEventType, z.ZodType<LogEvent>>;
+};
+
+/** One compiled validator per event type: ajv writes each schema out as code once, which checks a
+ * POST of 100 feeds about ten times faster than walking a schema of objects does. */
+const validators: Record<LogEventType, ValidateFunction> = (() => {
+  const ajv = new Ajv({ strict: true, allErrors: false });
+  ajv.addFormat('device-id', { type: 'string', validate: isDeviceId });
+  return Object.fromEntries(
+    LOG_EVENT_TYPES.map((type) => [type, ajv.compile(EVENT_SCHEMAS[type])]),
+  ) as Record<LogEventType, ValidateFunction>;
+})();
 
 export class MalformedEventError extends Error {}
 
@@ -117,23 +132,32 @@ export interface EventHeaders {
   readonly requestId: string;
 }
 
-/** Checks an event against its schema and the header type. */
-export function checkEvent(headers: EventHeaders, value: unknown): LogEvent {
+/** Text in which JSON could write an unstorable string: UNSTORABLE_TEXT itself, or an escape of
+ * U+0000 or of any surrogate (paired or not, escaped or not: this only decides whether to look
+ * closer). */
+const MAYBE_UNSTORABLE_JSON = new RegExp(`${UNSTORABLE_TEXT.source}|\\\\u(?:0000|[dD][89a-fA-F])`);
+
+/** Checks an event against its schema and the header type. `text`: the value as JSON, when the
+ * caller has it (as read from the log, or as about to be written); it spares a walk of the value
+ * when it holds nothing that could write an unstorable string. */
+export function checkEvent(headers: EventHeaders, value: unknown, text?: string): LogEvent {
   if (!(LOG_EVENT_TYPES as readonly string[]).includes(headers.type)) {
     throw new MalformedEventError(`unknown event type ${headers.type}`);
   }
   if (headers.version !== LOG_EVENT_VERSION) {
     throw new MalformedEventError(`${headers.type} version ${headers.version} is not supported`);
   }
-  const parsed = eventSchemas[headers.type as LogEventType].safeParse(value);
-  if (!parsed.success || (parsed.data as LogEvent).type !== headers.type) {
+  const validate = validators[headers.type as LogEventType];
+  if (!validate(value)) {
+    const [error] = validate.errors ?? [];
     throw new MalformedEventError(
-      `${headers.type} does not match its schema: ${parsed.error?.message ?? 'type'}`,
+      `${headers.type} does not match its schema: ${error ? `${error.instancePath || 'value'} ${error.message}` : 'invalid'}`,
     );
   }
   // The read model stores every string of an event (the outcome echoes what was sent): one it
   // cannot store would stop the projection at that event, so no producer may append it.
-  if (!isStorable(value) || UNSTORABLE_TEXT.test(headers.requestId)) {
+  const storable = (text !== undefined && !MAYBE_UNSTORABLE_JSON.test(text)) || isStorable(value);
+  if (!storable || UNSTORABLE_TEXT.test(headers.requestId)) {
     throw new MalformedEventError(
       `${headers.type} holds a string with U+0000 or an unpaired surrogate, which the read model cannot store`,
     );
@@ -144,4 +168,4 @@ export function checkEvent(headers: EventHeaders, value: unknown): LogEvent {
 export const encodeValue = (value: LogEvent): string => JSON.stringify(value);
 
 export const decodeValue = (headers: EventHeaders, text: string): LogEvent =>
-  checkEvent(headers, JSON.parse(text));
+  checkEvent(headers, JSON.parse(text), text);

@@ -225,14 +225,13 @@ export class KafkaEventLog implements EventLog {
 
   /** Checks every envelope against its schema first: a malformed event never reaches the topic. */
   async append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
-    for (const envelope of envelopes) checkEvent(envelope, envelope.value);
-    return this.appends.submit(
-      envelopes.map((envelope) => {
-        const value = encodeValue(envelope.value);
-        // Bytes, not UTF-16 units: a batch of multi-byte values must stay under the topic's limit.
-        return { envelope, value, bytes: Buffer.byteLength(value) + 200 };
-      }),
-    );
+    const encoded = envelopes.map((envelope) => {
+      const value = encodeValue(envelope.value);
+      checkEvent(envelope, envelope.value, value);
+      // Bytes, not UTF-16 units: a batch of multi-byte values must stay under the topic's limit.
+      return { envelope, value, bytes: Buffer.byteLength(value) + 200 };
+    });
+    return this.appends.submit(encoded);
   }
 
   private async send(encoded: EncodedEnvelope[]): Promise<LogPosition[]> {

@@ -1,0 +1,257 @@
+import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
+import { randomUUID } from 'node:crypto';
+import {
+  checkEvent,
+  decodeValue,
+  encodeValue,
+  EventHeaders,
+  MalformedEventError,
+  MAX_PLAY_SECONDS,
+} from './envelope.codec';
+
+const headersOf = (type: string): EventHeaders => ({
+  type,
+  version: LOG_EVENT_VERSION,
+  eventId: randomUUID(),
+  requestId: randomUUID(),
+});
+
+/** What `checkEvent` answers for `value` under its own type's headers: `ok`, or the error's text. */
+function verdict(value: Record<string, unknown>, text?: string): string {
+  try {
+    checkEvent(headersOf(value['type'] as string), value, text);
+    return 'ok';
+  } catch (error) {
+    expect(error).toBeInstanceOf(MalformedEventError);
+    return (error as Error).message;
+  }
+}
+
+const user = 'user-1';
+const guid = '0f8fad5b-d9cb-469f-a165-70867728950e';
+const add = (items: unknown[]) => ({ type: 'SubscriptionsAddRequested', userId: user, items });
+const item = (fields: Record<string, unknown> = {}) => ({
+  feedUrl: 'https://example.com/feed.xml',
+  candidateGuid: randomUUID(),
+  ...fields,
+});
+const action = (fields: Record<string, unknown> = {}) => ({
+  podcast: 'https://example.com/feed.xml',
+  episode: 'https://example.com/1.mp3',
+  action: 'play',
+  ...fields,
+});
+const actions = (...list: unknown[]) => ({ type: 'EpisodeActionsUploaded', userId: user, actions: list });
+const device = (fields: Record<string, unknown>) => ({
+  type: 'DeviceUpdateRequested',
+  userId: user,
+  deviceId: 'phone',
+  ...fields,
+});
+
+describe('checkEvent', () => {
+  describe('given an event of every type that matches its schema', () => {
+    it.each([
+      [
+        'an add of raw items, feed URLs and guids of any JSON type',
+        add([item(), item({ feedUrl: 42, guid: null })]),
+      ],
+      ['an add of 1,000 items', add(Array.from({ length: 1000 }, () => item()))],
+      [
+        'an update with every optional field',
+        {
+          type: 'SubscriptionUpdateRequested',
+          userId: user,
+          guid,
+          newFeedUrl: 'https://example.com/new.xml',
+          newGuid: guid.toUpperCase(),
+          isSubscribed: false,
+        },
+      ],
+      ['an update with none', { type: 'SubscriptionUpdateRequested', userId: user, guid }],
+      ['a deletion request', { type: 'DeletionRequested', userId: user, guid }],
+      [
+        'a completed deletion',
+        { type: 'DeletionCompleted', userId: user, deletionId: 0, deletedAt: 1_700_000_000_000 },
+      ],
+      ['a failed deletion', { type: 'DeletionFailed', userId: user, deletionId: 3, reason: '' }],
+      ['a device update', device({ caption: 'My phone', deviceType: 'mobile' })],
+      [
+        'an upload',
+        {
+          type: 'GpodderUploadRequested',
+          userId: user,
+          deviceId: 'a.b_c-1',
+          add: [item()],
+          remove: ['https://example.com/old.xml', 7],
+          replace: true,
+        },
+      ],
+      [
+        'episode actions with every field',
+        actions(
+          action({
+            timestamp: '2026-11-26T01:02:03',
+            device: 'phone',
+            guid: 'episode-1',
+            started: 0,
+            position: MAX_PLAY_SECONDS,
+            total: 3600,
+          }),
+        ),
+      ],
+      ['fields that a newer writer added', { ...add([item()]), addedLater: { any: 'thing' } }],
+      ['an explicitly undefined optional field', device({ caption: undefined })],
+    ])('accepts %s', (_name, value) => {
+      expect(verdict(value)).toBe('ok');
+    });
+  });
+
+  describe('given an event its schema refuses', () => {
+    it.each([
+      [
+        'a guid that is not a UUID',
+        { type: 'DeletionRequested', userId: user, guid: 'not-a-guid' },
+        /\/guid/,
+      ],
+      ['a UUID as a URN', { type: 'DeletionRequested', userId: user, guid: `urn:uuid:${guid}` }, /\/guid/],
+      ['a UUID with braces', { type: 'DeletionRequested', userId: user, guid: `{${guid}}` }, /\/guid/],
+      ['an empty user id', { type: 'DeletionRequested', userId: '', guid }, /\/userId/],
+      ['no user id', { type: 'DeletionRequested', guid }, /userId/],
+      ['an add of no items', add([]), /\/items/],
+      ['an add of 1,001 items', add(Array.from({ length: 1001 }, () => item())), /\/items/],
+      ['an item without its candidate guid', add([{ feedUrl: 'https://example.com/' }]), /candidateGuid/],
+      ['an item that is not an object', add(['https://example.com/']), /\/items\/0/],
+      ['items that are not an array', add({ 0: item() } as unknown as unknown[]), /\/items/],
+      [
+        'a feed URL of the wrong type',
+        { type: 'SubscriptionUpdateRequested', userId: user, guid, newFeedUrl: 1 },
+        /newFeedUrl/,
+      ],
+      [
+        'a flag that is not a boolean',
+        { type: 'SubscriptionUpdateRequested', userId: user, guid, isSubscribed: 'true' },
+        /isSubscribed/,
+      ],
+      [
+        'a negative deletion id',
+        { type: 'DeletionCompleted', userId: user, deletionId: -1, deletedAt: 0 },
+        /deletionId/,
+      ],
+      [
+        'a fractional instant',
+        { type: 'DeletionCompleted', userId: user, deletionId: 1, deletedAt: 1.5 },
+        /deletedAt/,
+      ],
+      [
+        'an instant given as text',
+        { type: 'DeletionCompleted', userId: user, deletionId: 1, deletedAt: '1' },
+        /deletedAt/,
+      ],
+      [
+        'an infinite instant',
+        { type: 'DeletionCompleted', userId: user, deletionId: 1, deletedAt: Infinity },
+        /deletedAt/,
+      ],
+      ['no reason', { type: 'DeletionFailed', userId: user, deletionId: 1 }, /reason/],
+      ['a device id with a slash', device({ deviceId: 'a/b' }), /deviceId/],
+      ['a device id of 65 characters', device({ deviceId: 'x'.repeat(65) }), /deviceId/],
+      ['an unknown device type', device({ deviceType: 'toaster' }), /deviceType/],
+      [
+        'an upload of 10,001 removals',
+        {
+          type: 'GpodderUploadRequested',
+          userId: user,
+          deviceId: 'phone',
+          add: [],
+          remove: Array.from({ length: 10_001 }, (_, i) => `https://example.com/${i}`),
+        },
+        /remove/,
+      ],
+      [
+        'an upload without its removals',
+        { type: 'GpodderUploadRequested', userId: user, deviceId: 'phone', add: [] },
+        /remove/,
+      ],
+      ['an unknown action', actions(action({ action: 'stream' })), /action/],
+      ['an action without its episode', actions({ podcast: 'p', action: 'new' }), /episode/],
+      ['a timestamp with a zone', actions(action({ timestamp: '2026-11-26T01:02:03Z' })), /timestamp/],
+      [
+        'a position past what the read model stores',
+        actions(action({ position: MAX_PLAY_SECONDS + 1 })),
+        /position/,
+      ],
+      ['a negative start', actions(action({ started: -1 })), /started/],
+      ['a device id in an action that is not one', actions(action({ device: 'my phone' })), /device/],
+    ])('refuses %s, naming the field', (_name, value, field) => {
+      const message = verdict(value as Record<string, unknown>);
+      expect(message).toMatch(new RegExp(`^${value.type} does not match its schema`));
+      expect(message).toMatch(field);
+    });
+
+    it('refuses a value whose type is not its header type', () => {
+      const value = { type: 'DeletionRequested', userId: user, guid };
+      expect(() => checkEvent(headersOf('DeletionCompleted'), value)).toThrow(
+        /^DeletionCompleted does not match/,
+      );
+    });
+
+    it('refuses an unknown type and another version', () => {
+      const value = { type: 'DeletionRequested', userId: user, guid };
+      expect(() => checkEvent(headersOf('SubscriptionsRenamed'), value)).toThrow(/unknown event type/);
+      expect(() =>
+        checkEvent({ ...headersOf('DeletionRequested'), version: LOG_EVENT_VERSION + 1 }, value),
+      ).toThrow(/version .* is not supported/);
+    });
+
+    it.each([null, [], 'text', 1])('refuses %p', (value) => {
+      expect(() => checkEvent(headersOf('DeletionRequested'), value)).toThrow(/does not match its schema/);
+    });
+  });
+
+  describe('given strings the read model cannot store', () => {
+    const unstorable = /U\+0000 or an unpaired surrogate/;
+    const emoji = '\ud83c\udf99'; // 🎙, a surrogate pair
+
+    it.each([
+      ['U+0000 in a feed URL', add([item({ feedUrl: 'https://example.com/\u0000' })])],
+      ['a lone high surrogate at the end of a string', add([item({ guid: 'x\ud800' })])],
+      ['a lone low surrogate at the start of a string', add([item({ guid: '\udc00x' })])],
+      ['U+0000 in a key', { ...add([item()]), ['k\u0000']: 1 }],
+      ['U+0000 deep in an episode action', actions(action({ episode: 'https://example.com/\u0000.mp3' }))],
+    ])('refuses %s, from the value and from its JSON alike', (_name, value) => {
+      expect(verdict(value)).toMatch(unstorable);
+      expect(verdict(value, encodeValue(value as unknown as LogEvent))).toMatch(unstorable);
+    });
+
+    it('refuses them in JSON that a foreign producer escaped, when decoding', () => {
+      const headers = headersOf('DeletionFailed');
+      const failed = (reason: string) =>
+        `{"type":"DeletionFailed","userId":"${user}","deletionId":1,"reason":"${reason}"}`;
+      expect(() => decodeValue(headers, failed('a\\u0000b'))).toThrow(unstorable);
+      expect(() => decodeValue(headers, failed('a\\uD800b'))).toThrow(unstorable);
+      expect(() => decodeValue(headers, failed('a\\udc00'))).toThrow(unstorable);
+      // An escaped pair is one character, and an escaped backslash before "u0000" is text.
+      expect(decodeValue(headers, failed('a\\ud83c\\udf99b'))).toMatchObject({ reason: `a${emoji}b` });
+      expect(decodeValue(headers, failed('a\\\\u0000b'))).toMatchObject({ reason: 'a\\u0000b' });
+    });
+
+    it('accepts surrogate pairs, raw and escaped', () => {
+      const value = add([item({ guid: `${emoji} pod ${emoji}` })]);
+      expect(verdict(value)).toBe('ok');
+      expect(verdict(value, encodeValue(value as unknown as LogEvent))).toBe('ok');
+    });
+
+    it('refuses an unstorable request id', () => {
+      const value = { type: 'DeletionRequested', userId: user, guid };
+      expect(() => checkEvent({ ...headersOf('DeletionRequested'), requestId: 'r-\ud800' }, value)).toThrow(
+        unstorable,
+      );
+    });
+  });
+
+  it('decodes what it encodes', () => {
+    const value = add([item({ guid: 'a "quoted" \\ guid' })]) as unknown as LogEvent;
+    expect(decodeValue(headersOf(value.type), encodeValue(value))).toEqual(value);
+  });
+});
