@@ -236,6 +236,13 @@ describe('checkEvent', () => {
       expect(decodeValue(headers, failed('a\\\\u0000b'))).toMatchObject({ reason: 'a\\u0000b' });
     });
 
+    it('refuses them written raw in the JSON given with the value', () => {
+      // JSON.stringify escapes a lone surrogate; another writer of the same JSON may not.
+      const value = add([item({ guid: 'x\ud800' })]);
+      const raw = `{"type":"SubscriptionsAddRequested","userId":"${user}","items":[{"feedUrl":"https://example.com/feed.xml","candidateGuid":"${guid}","guid":"x\ud800"}]}`;
+      expect(verdict(value, raw)).toMatch(unstorable);
+    });
+
     it('accepts surrogate pairs, raw and escaped', () => {
       const value = add([item({ guid: `${emoji} pod ${emoji}` })]);
       expect(verdict(value)).toBe('ok');

@@ -93,7 +93,7 @@ const EVENT_SCHEMAS: Record<LogEventType, SchemaObject> = {
 };
 
 /** One compiled validator per event type: ajv writes each schema out as code once, which checks a
- * POST of 100 feeds about ten times faster than walking a schema of objects does. */
+ * POST of 100 feeds in about a sixth of the time zod's walk of its schema objects took. */
 const validators: Record<LogEventType, ValidateFunction> = (() => {
   const ajv = new Ajv({ strict: true, allErrors: false });
   ajv.addFormat('device-id', { type: 'string', validate: isDeviceId });
