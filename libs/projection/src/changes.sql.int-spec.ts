@@ -131,13 +131,24 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       clock(T1),
     ];
     expect(changeWrites(SCHEMA, changes).map((write) => write.name)).toEqual([
-      'subscriptions_written',
+      'subscriptions_created',
       'guids_written',
       'feed_urls_written',
       'deletions_written',
       'clocks_written',
     ]);
     expect(changeWrites(SCHEMA, [guid(G2, G1, T2, 1)]).map((write) => write.name)).toEqual(['guids_written']);
+    // Subscriptions created in the batch (created with a feed_url) are inserted, the others upserted.
+    expect(
+      changeWrites(SCHEMA, [
+        saved(subscription(G1)),
+        feedUrl('https://a.example/rss', G1, true),
+        saved(subscription(G2)),
+      ]).map((write) => write.name),
+    ).toEqual(['subscriptions_created', 'subscriptions_written']);
+    expect(changeWrites(SCHEMA, [saved(subscription(G2))]).map((write) => write.name)).toEqual([
+      'subscriptions_written',
+    ]);
     // A subscription's first guid and the feed_url it is created with are on its own row.
     expect(changeWrites(SCHEMA, [guid(G1, G1, T1, 0), feedUrl('https://a.example/rss', G1, true)])).toEqual(
       [],
@@ -205,6 +216,22 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       ],
       clock: [T2],
     });
+  });
+
+  it('refuses to create a subscription whose row is there: the write fails and overwrites nothing', async () => {
+    const user = 'user-created-twice';
+    const created = (feed: string): Change[] => [
+      saved({ ...subscription(G1, { feedUrl: feed }), userId: user }),
+      feedUrl(feed, G1, true, user),
+      clock(T1, user),
+    ];
+    await writeChanges(sql, SCHEMA, created('https://a.example/rss'));
+    await expect(writeChanges(sql, SCHEMA, created('https://b.example/rss'))).rejects.toThrow(
+      /duplicate key value violates unique constraint "subscriptions_pkey"/,
+    );
+    expect((await rows(user)).subscriptions).toEqual([
+      expect.objectContaining({ id: G1, feed_url: 'https://a.example/rss' }),
+    ]);
   });
 
   it('keeps the last change of each key in a batch, and replaces rows stored before', async () => {

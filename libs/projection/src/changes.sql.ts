@@ -103,20 +103,30 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
 
   const writes: Write[] = [];
   const subs = [...subscriptions.values()];
-  if (subs.length > 0) {
-    writes.push({
-      name: 'subscriptions_written',
-      text: (p) => `
+  // A subscription created in this batch has no row yet (the stored offsets apply each event once),
+  // so its row goes in by a plain INSERT, which skips the conflict check and the confirmation an
+  // upsert writes per row; should the key be taken after all, the statement fails instead of
+  // overwriting another subscription.
+  const created = subs.filter((x) => createdWith.has(`${x.userId}\u0000${x.id}`));
+  const existing = subs.filter((x) => !createdWith.has(`${x.userId}\u0000${x.id}`));
+  const subscriptionRows = (p: Param, rows: readonly Subscription[]) => `
         INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
                                         deleted, merged_into, deletion_id, latest_guid, created, created_feed_url)
-        SELECT * FROM unnest(${p(subs.map((x) => x.userId))}::text[], ${p(subs.map((x) => x.id))}::uuid[],
-                             ${p(subs.map((x) => x.feedUrl))}::text[], ${p(subs.map((x) => x.isSubscribed))}::boolean[],
-                             ${p(subs.map((x) => x.subscriptionChanged))}::bigint[],
-                             ${p(subs.map((x) => x.guidChanged))}::bigint[], ${p(subs.map((x) => x.deleted))}::bigint[],
-                             ${p(subs.map((x) => x.mergedInto))}::uuid[], ${p(subs.map((x) => x.deletionId))}::bigint[],
-                             ${p(subs.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id))}::uuid[],
-                             ${p(subs.map((x) => x.guids[0]?.since))}::bigint[],
-                             ${p(subs.map((x) => createdWith.get(`${x.userId}\u0000${x.id}`) ?? null))}::text[])
+        SELECT * FROM unnest(${p(rows.map((x) => x.userId))}::text[], ${p(rows.map((x) => x.id))}::uuid[],
+                             ${p(rows.map((x) => x.feedUrl))}::text[], ${p(rows.map((x) => x.isSubscribed))}::boolean[],
+                             ${p(rows.map((x) => x.subscriptionChanged))}::bigint[],
+                             ${p(rows.map((x) => x.guidChanged))}::bigint[], ${p(rows.map((x) => x.deleted))}::bigint[],
+                             ${p(rows.map((x) => x.mergedInto))}::uuid[], ${p(rows.map((x) => x.deletionId))}::bigint[],
+                             ${p(rows.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id))}::uuid[],
+                             ${p(rows.map((x) => x.guids[0]?.since))}::bigint[],
+                             ${p(rows.map((x) => createdWith.get(`${x.userId}\u0000${x.id}`) ?? null))}::text[])`;
+  if (created.length > 0) {
+    writes.push({ name: 'subscriptions_created', text: (p) => subscriptionRows(p, created) });
+  }
+  if (existing.length > 0) {
+    writes.push({
+      name: 'subscriptions_written',
+      text: (p) => `${subscriptionRows(p, existing)}
         ON CONFLICT (user_id, id) DO UPDATE SET
           feed_url = EXCLUDED.feed_url, is_subscribed = EXCLUDED.is_subscribed,
           subscription_changed = EXCLUDED.subscription_changed, guid_changed = EXCLUDED.guid_changed,
@@ -219,7 +229,8 @@ export async function writeChanges(sql: Sql, schema: string, changes: readonly C
 
 /** The outcomes as one JSON document, not as a column array each: an outcome is JSON itself, and
  * as an element of a `jsonb[]` every quote in it would be escaped by the client and unescaped by
- * the server. */
+ * the server. Read as `jsonb`, the document is parsed once and each outcome taken from it as it is;
+ * read as `json`, each outcome's text would be parsed again into its `jsonb` column. */
 export function outcomeWrites(schema: string, outcomes: readonly OutcomeRow[]): Write[] {
   if (outcomes.length === 0) return [];
   const rows = JSON.stringify(
@@ -240,7 +251,7 @@ export function outcomeWrites(schema: string, outcomes: readonly OutcomeRow[]): 
       text: (p) => `
         INSERT INTO ${quoteIdent(schema)}.request_outcomes
           (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
-        SELECT * FROM json_to_recordset(${p(rows)}::json)
+        SELECT * FROM jsonb_to_recordset(${p(rows)}::jsonb)
           AS r(partition int, "offset" bigint, user_id text, event_id uuid, request_id text, event_type text,
                instant bigint, outcome jsonb)
         ON CONFLICT (partition, "offset") DO NOTHING`,
