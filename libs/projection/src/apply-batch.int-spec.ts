@@ -459,3 +459,27 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
     expect(await countsOf(user)).toEqual({ subscriptions: 1, outcomes: 3 });
   });
 });
+
+describe('applyBatch and the outcomes stored', () => {
+  const db = databaseOfItsOwn('apply_batch_outcomes');
+
+  it('writes over no outcome: a stored offset moved back behind applied records fails the transaction, which changes nothing', async () => {
+    const dave = 'dave';
+    await applyBatch(db().dataSource, 'castlog', [batch(1, dave, [0, 1])], PARTITIONS);
+    await db().dataSource.query(`UPDATE castlog.projection_offsets SET next_offset = 1 WHERE partition = 1`);
+    // Another event at offset 1 (a log that gave the offset again): its outcome would replace the first's.
+    const other: LogBatch = { partition: 1, records: [newPost(dave, 1, 1)] };
+    await expect(applyBatch(db().dataSource, 'castlog', [other], PARTITIONS)).rejects.toThrow(
+      /duplicate key value violates unique constraint "request_outcomes_pkey"/,
+    );
+    const outcomes = await db().dataSource.query(
+      `SELECT event_id FROM castlog.request_outcomes WHERE partition = 1 AND "offset" = 1`,
+    );
+    expect(outcomes).toEqual([{ event_id: post(dave, 1, 1).eventId }]);
+    const [{ n }] = await db().dataSource.query(
+      `SELECT count(*)::int AS n FROM castlog.subscriptions WHERE user_id = $1`,
+      [dave],
+    );
+    expect(n).toBe(2);
+  });
+});

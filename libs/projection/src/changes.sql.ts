@@ -230,7 +230,9 @@ export async function writeChanges(sql: Sql, schema: string, changes: readonly C
 /** The outcomes as one JSON document, not as a column array each: an outcome is JSON itself, and
  * as an element of a `jsonb[]` every quote in it would be escaped by the client and unescaped by
  * the server. Read as `jsonb`, the document is parsed once and each outcome taken from it as it is;
- * read as `json`, each outcome's text would be parsed again into its `jsonb` column. */
+ * read as `json`, each outcome's text would be parsed again into its `jsonb` column. A position's
+ * outcome is written once, by the transaction that moves the stored offset past it: a plain INSERT,
+ * which fails rather than keep an outcome another event left at that position. */
 export function outcomeWrites(schema: string, outcomes: readonly OutcomeRow[]): Write[] {
   if (outcomes.length === 0) return [];
   const rows = JSON.stringify(
@@ -253,8 +255,7 @@ export function outcomeWrites(schema: string, outcomes: readonly OutcomeRow[]): 
           (partition, "offset", user_id, event_id, request_id, event_type, instant, outcome)
         SELECT * FROM jsonb_to_recordset(${p(rows)}::jsonb)
           AS r(partition int, "offset" bigint, user_id text, event_id uuid, request_id text, event_type text,
-               instant bigint, outcome jsonb)
-        ON CONFLICT (partition, "offset") DO NOTHING`,
+               instant bigint, outcome jsonb)`,
     },
   ];
 }
