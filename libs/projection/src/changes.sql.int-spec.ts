@@ -116,7 +116,7 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
 
   it('writes nothing for no changes', () => expect(changeWrites(SCHEMA, [])).toEqual([]));
 
-  it('maps each change kind to one statement of its own, whatever the number of changes', () => {
+  it('maps each change kind to one statement of its own (subscriptions to two: created, and the others), whatever the number of changes', () => {
     const changes: Change[] = [
       saved(subscription(G1)),
       guid(G1, G1, T1, 0),

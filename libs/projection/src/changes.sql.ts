@@ -45,7 +45,8 @@ export async function runWrites<T = Record<string, unknown>>(
 type GuidRecorded = Extract<Change, { kind: 'GuidRecorded' }>;
 type EpisodeActionsRecorded = Extract<Change, { kind: 'EpisodeActionsRecorded' }>;
 
-/** A batch's changes as one set-based write per change kind, each kind to its own table. Rows are
+/** A batch's changes as one set-based write per change kind, each kind to its own table (two for
+ * subscriptions: those the batch creates, inserted, and the others, upserted). Rows are
  * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last.
  * A new subscription's first guid (its id) and the feed_url it is created with go on its own row
  * (`created`, `created_feed_url`); the tables behind the views `subscription_guids` and
@@ -102,13 +103,14 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
   }
 
   const writes: Write[] = [];
-  const subs = [...subscriptions.values()];
   // A subscription created in this batch has no row yet (the stored offsets apply each event once),
   // so its row goes in by a plain INSERT, which skips the conflict check and the confirmation an
   // upsert writes per row; should the key be taken after all, the statement fails instead of
   // overwriting another subscription.
-  const created = subs.filter((x) => createdWith.has(`${x.userId}\u0000${x.id}`));
-  const existing = subs.filter((x) => !createdWith.has(`${x.userId}\u0000${x.id}`));
+  const created: Subscription[] = [];
+  const existing: Subscription[] = [];
+  for (const x of subscriptions.values())
+    (createdWith.has(`${x.userId}\u0000${x.id}`) ? created : existing).push(x);
   const subscriptionRows = (p: Param, rows: readonly Subscription[]) => `
         INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
                                         deleted, merged_into, deletion_id, latest_guid, created, created_feed_url)
