@@ -72,6 +72,9 @@ async function ensurePodmanSocket(env: NodeJS.ProcessEnv, log: (line: string) =>
     logFile: '/dev/null',
     detached: true,
     stopSignal: 'SIGTERM',
+    // The service outlives this checkout and serves later ones: started in a directory that is
+    // then deleted, every container it creates fails ("write child: broken pipe" from runc).
+    cwd: '/',
   });
   for (let waited = 0; waited < 30_000; waited += 250) {
     if (existsSync(PODMAN_SOCKET) && (await answers())) return;

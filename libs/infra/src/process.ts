@@ -80,6 +80,8 @@ export function spawnDaemon(
     uid?: number;
     gid?: number;
     env?: NodeJS.ProcessEnv;
+    /** Its working directory; ours when not given. */
+    cwd?: string;
   },
 ): Daemon {
   const fd = openSync(opts.logFile, 'a');
@@ -90,6 +92,7 @@ export function spawnDaemon(
       detached: opts.detached,
       stdio: ['ignore', fd, fd],
       env: opts.env ?? process.env,
+      cwd: opts.cwd,
       ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.gid }),
     });
   } finally {
