@@ -8,6 +8,7 @@ import {
   storedOffsets,
 } from '@castlog/read-model';
 import { pause } from '@castlog/supervision';
+import { randomBytes } from 'node:crypto';
 import { DataSource, QueryRunner } from 'typeorm';
 import {
   catchUp,
@@ -215,14 +216,17 @@ function compareInSnapshot(
       const end = complete(await eventLog.endOffsets(), eventLog.partitions);
       if (!sameOffsets(end, scratch)) return { why: `the log moved on to ${describeOffsets(end)}` };
       const differences: ReplayDifference[] = [];
+      const seeds = fingerprintSeeds();
       const stored = new Map<string, boolean>();
       const storedAlike = async (table: string): Promise<boolean> => {
         let same = stored.get(table);
-        if (same === undefined) stored.set(table, (same = await sameRows(sql, liveSchema, schema, table)));
+        if (same === undefined)
+          stored.set(table, (same = await sameFingerprint(sql, liveSchema, schema, table, [], seeds)));
         return same;
       };
       for (const { table, key, omit, storedIn } of COMPARED_TABLES) {
         if (storedIn && (await everyOf(storedIn, storedAlike))) continue;
+        if (await sameFingerprint(sql, liveSchema, schema, table, omit ?? [], seeds)) continue;
         differences.push(
           ...(await compareTable(sql, liveSchema, schema, table, key, omit ?? [], limitPerTable ?? 1000)),
         );
@@ -261,17 +265,56 @@ async function compareTable(
   );
 }
 
-/** Whether `table` holds the same rows, every column, in both schemas. */
-async function sameRows(
+/** Four random 64-bit seeds, new for every comparison: a read model changed on purpose cannot be
+ * fitted to fingerprints whose seeds it does not know. */
+function fingerprintSeeds(): readonly string[] {
+  const bytes = randomBytes(32);
+  return [0, 8, 16, 24].map((offset) => bytes.readBigInt64LE(offset).toString());
+}
+
+/** Whether `table` (its columns but `omit`) holds the same rows in both schemas, told by a
+ * fingerprint of each side: the row count and two sums, over every row, of a 64-bit hash of the
+ * row, each seeded anew (`seeds`). Equal rows give equal fingerprints, so fingerprints that differ
+ * mean the tables differ; equal ones mean equal tables but with a chance of about 2^-128. Each side
+ * is one scan that PostgreSQL spreads over its parallel workers, with nothing to keep in memory,
+ * where comparing the rows themselves hashes every row of both sides into one table (the 2.3
+ * million subscriptions of a 1,000,000-event log: 1.8 s a side against 24 s). The row hash is
+ * hashed once more because PostgreSQL's record hash is a linear sum of its columns' hashes: summed
+ * over rows as it is, it would tell only each column's values apart, not which row holds them. */
+async function sameFingerprint(
   sql: Sql,
   liveSchema: string,
   scratchSchema: string,
   table: string,
+  omit: readonly string[],
+  seeds: readonly string[],
 ): Promise<boolean> {
-  const [{ same }] = (await sql.query(
-    `WITH ${await excess(sql, liveSchema, scratchSchema, table, [])} SELECT NOT EXISTS (SELECT 1 FROM excess) AS same`,
-  )) as [{ same: boolean }];
-  return same;
+  const columns = await columnsOf(sql, liveSchema, table, omit);
+  const rowHash = (seed: string, mix: string) =>
+    `coalesce(sum(hashint8extended(hash_record_extended(ROW(${columns}), ${seed}), ${mix})), 0)::text`;
+  const fingerprint = (schema: string) =>
+    `SELECT count(*)::text AS rows, ${rowHash('$1', '$2')} AS a, ${rowHash('$3', '$4')} AS b
+       FROM ${quoteIdent(schema)}.${quoteIdent(table)}`;
+  const fingerprintOf = async (schema: string) => {
+    const [row] = await sql.query<{ rows: string; a: string; b: string }>(fingerprint(schema), [...seeds]);
+    return `${row?.rows} ${row?.a} ${row?.b}`;
+  };
+  return (await fingerprintOf(liveSchema)) === (await fingerprintOf(scratchSchema));
+}
+
+/** `table`'s columns but `omit`, quoted, in their order, as the live schema has them. */
+async function columnsOf(
+  sql: Sql,
+  liveSchema: string,
+  table: string,
+  omit: readonly string[],
+): Promise<string> {
+  const kept = await sql.query<{ name: string }>(
+    `SELECT column_name AS name FROM information_schema.columns
+      WHERE table_schema = $1 AND table_name = $2 AND column_name <> ALL($3::text[]) ORDER BY ordinal_position`,
+    [liveSchema, table, omit],
+  );
+  return kept.map(({ name }) => quoteIdent(name)).join(', ');
 }
 
 /** The CTEs that compare `table` in one pass over each side: every row of both counted by its
@@ -284,12 +327,7 @@ async function excess(
   table: string,
   omit: readonly string[],
 ): Promise<string> {
-  const kept = await sql.query<{ name: string }>(
-    `SELECT column_name AS name FROM information_schema.columns
-      WHERE table_schema = $1 AND table_name = $2 AND column_name <> ALL($3::text[]) ORDER BY ordinal_position`,
-    [liveSchema, table, omit],
-  );
-  const columns = kept.map(({ name }) => quoteIdent(name)).join(', ');
+  const columns = await columnsOf(sql, liveSchema, table, omit);
   const from = (schema: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
   return `sides AS (SELECT ${columns}, 1 AS ${SIDE} FROM ${from(liveSchema)}
                     UNION ALL

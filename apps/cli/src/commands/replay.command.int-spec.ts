@@ -161,6 +161,44 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     expect(await replay(deps(), { verify: true, schema: uniqueName('scratch') })).toBe(0);
   });
 
+  it('finds two rows that traded a value, though every column holds the same values as before', async () => {
+    const { dataSource, schema } = app.runtime.database;
+    const s = `"${schema}"`;
+    const rows: { user_id: string; id: string; feed_url: string }[] = await dataSource.query(
+      `SELECT user_id, id, feed_url FROM ${s}.subscriptions ORDER BY user_id, id LIMIT 2`,
+    );
+    const [one, other] = rows;
+    if (!one || !other) throw new Error('the history wrote fewer than two subscriptions');
+    expect(one.feed_url).not.toBe(other.feed_url);
+    const give = (to: typeof one, feedUrl: string) =>
+      dataSource.query(`UPDATE ${s}.subscriptions SET feed_url = $3 WHERE user_id = $1 AND id = $2`, [
+        to.user_id,
+        to.id,
+        feedUrl,
+      ]);
+    await give(one, other.feed_url);
+    await give(other, one.feed_url);
+    try {
+      const d = deps();
+      expect(await replay(d, { verify: true, schema: uniqueName('scratch') })).toBe(1);
+      const lines = d.stdout.text.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^2 differences between the live read model/);
+      for (const [row, tradedWith] of [
+        [one, other],
+        [other, one],
+      ]) {
+        expect(lines).toContainEqual(
+          `subscriptions ${JSON.stringify({ id: row.id, user_id: row.user_id })}: ` +
+            `feed_url live ${JSON.stringify(tradedWith.feed_url)}, replayed ${JSON.stringify(row.feed_url)}`,
+        );
+      }
+    } finally {
+      await give(one, one.feed_url);
+      await give(other, other.feed_url);
+    }
+    expect(await replay(deps(), { verify: true, schema: uniqueName('scratch') })).toBe(0);
+  });
+
   it('compares feed URLs by what they map to, wherever the live read model stores them', async () => {
     const { dataSource, schema } = app.runtime.database;
     const s = `"${schema}"`;
