@@ -265,8 +265,8 @@ async function compareTable(
   );
 }
 
-/** Four random 64-bit seeds, new for every comparison: a read model changed on purpose cannot be
- * fitted to fingerprints whose seeds it does not know. */
+/** Four random 64-bit seeds, new for every comparison: a read model cannot be fitted in advance to
+ * fingerprints whose seeds were not chosen yet. */
 function fingerprintSeeds(): readonly string[] {
   const bytes = randomBytes(32);
   return [0, 8, 16, 24].map((offset) => bytes.readBigInt64LE(offset).toString());
@@ -275,12 +275,13 @@ function fingerprintSeeds(): readonly string[] {
 /** Whether `table` (its columns but `omit`) holds the same rows in both schemas, told by a
  * fingerprint of each side: the row count and two sums, over every row, of a 64-bit hash of the
  * row, each seeded anew (`seeds`). Equal rows give equal fingerprints, so fingerprints that differ
- * mean the tables differ; equal ones mean equal tables but with a chance of about 2^-128. Each side
- * is one scan that PostgreSQL spreads over its parallel workers, with nothing to keep in memory,
- * where comparing the rows themselves hashes every row of both sides into one table (the 2.3
- * million subscriptions of a 1,000,000-event log: 1.8 s a side against 24 s). The row hash is
- * hashed once more because PostgreSQL's record hash is a linear sum of its columns' hashes: summed
- * over rows as it is, it would tell only each column's values apart, not which row holds them. */
+ * mean the tables differ; equal ones mean equal tables, wrongly with a chance of about 2^-128.
+ * Each side is one scan that PostgreSQL spreads over its parallel workers, with nothing to keep in
+ * memory, where comparing the rows themselves hashes every row of both sides into one table (the
+ * 2.3 million subscriptions of a 1,000,000-event log: 1.8 s a side against 24 s for both). The row
+ * hash is hashed once more because PostgreSQL's record hash is a linear combination of its
+ * columns' hashes: summed over rows as it is, it would tell only each column's values apart, not
+ * which row holds them. */
 async function sameFingerprint(
   sql: Sql,
   liveSchema: string,
