@@ -71,12 +71,28 @@ const resultsDir = join(repoRoot, 'bench', 'results');
 const log = (line: string): void =>
   console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-async function postgresVersion(url: string): Promise<string> {
+/** The server settings that move the scenarios' figures, as the server reports them. */
+const RECORDED_POSTGRES_SETTINGS = [
+  'max_wal_size',
+  'shared_buffers',
+  'checkpoint_timeout',
+  'synchronous_commit',
+  'work_mem',
+  'max_connections',
+];
+
+async function postgresServer(url: string): Promise<{ version: string; settings: Record<string, string> }> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
-    return rows[0]?.server_version ?? 'unknown';
+    const { rows } = await client.query<{ name: string; value: string }>(
+      `SELECT name, current_setting(name) AS value FROM pg_settings
+        WHERE name = ANY($1) OR name = 'server_version' ORDER BY name`,
+      [RECORDED_POSTGRES_SETTINGS],
+    );
+    const settings = Object.fromEntries(rows.map((row) => [row.name, row.value]));
+    const { server_version: version = 'unknown', ...rest } = settings;
+    return { version, settings: rest };
   } finally {
     await client.end();
   }
@@ -203,13 +219,15 @@ async function main(): Promise<void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
+    const postgres = await postgresServer(infra.databaseUrl);
     const machine = {
       cores: cpus().length,
       cpu_model: cpus()[0]?.model ?? 'unknown',
       memory_gib: Math.round(totalmem() / 2 ** 30),
       node: process.version,
       platform: `${process.platform} ${process.arch}`,
-      postgres: await postgresVersion(infra.databaseUrl),
+      postgres: postgres.version,
+      postgres_settings: postgres.settings,
       kafka:
         infra.source.kafka === 'started for this run' ? KAFKA_VERSION : `${infra.source.kafka} (not checked)`,
       infra: infra.source,
