@@ -8,6 +8,7 @@ import {
   LogEventType,
 } from '@castlog/domain';
 import Ajv, { SchemaObject, ValidateFunction } from 'ajv';
+import type { EventEnvelope } from '../event-log.port';
 
 /** The largest play field (`started`, `position`, `total`, in seconds) of an episode action: the
  * read model stores them as PostgreSQL `integer`. */
@@ -166,6 +167,23 @@ export function checkEvent(headers: EventHeaders, value: unknown, text?: string)
 }
 
 export const encodeValue = (value: LogEvent): string => JSON.stringify(value);
+
+/** An envelope on its way into a log: its value encoded once, and the bytes it adds to a batch. */
+export interface EncodedEnvelope {
+  readonly envelope: EventEnvelope;
+  readonly value: string;
+  /** The value's UTF-8 bytes and about 200 for the headers and the key. */
+  readonly bytes: number;
+}
+
+/** Encodes an envelope's value and checks the event with that text (`checkEvent`), which then need
+ * not walk the value. Both logs append the text encoded here. */
+export function encodeEnvelope(envelope: EventEnvelope): EncodedEnvelope {
+  const value = encodeValue(envelope.value);
+  checkEvent(envelope, envelope.value, value);
+  // Bytes, not UTF-16 units: a batch of multi-byte values must stay under its log's limit.
+  return { envelope, value, bytes: Buffer.byteLength(value) + 200 };
+}
 
 export const decodeValue = (headers: EventHeaders, text: string): LogEvent =>
   checkEvent(headers, JSON.parse(text), text);

@@ -23,7 +23,7 @@ import {
 } from '@castlog/supervision';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { checkEvent, decodeValue, encodeValue, EventHeaders } from '../codec/envelope.codec';
+import { decodeValue, EncodedEnvelope, encodeEnvelope, EventHeaders } from '../codec/envelope.codec';
 import {
   ConsumeOptions,
   EventEnvelope,
@@ -83,13 +83,6 @@ const partitionerFor = (partitions: number) => {
   }));
   return (key: string) => partitioner({ topic: '', partitionMetadata, message: { key, value: null } });
 };
-
-/** An envelope waiting to be sent, its value encoded once. */
-interface EncodedEnvelope {
-  readonly envelope: EventEnvelope;
-  readonly value: string;
-  readonly bytes: number;
-}
 
 /** Causes of a consumer's failures (see ConsumerFailures): the log itself, reading a partition's
  * stored position, handling a partition's batch. */
@@ -225,13 +218,7 @@ export class KafkaEventLog implements EventLog {
 
   /** Checks every envelope against its schema first: a malformed event never reaches the topic. */
   async append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
-    const encoded = envelopes.map((envelope) => {
-      const value = encodeValue(envelope.value);
-      checkEvent(envelope, envelope.value, value);
-      // Bytes, not UTF-16 units: a batch of multi-byte values must stay under the topic's limit.
-      return { envelope, value, bytes: Buffer.byteLength(value) + 200 };
-    });
-    return this.appends.submit(encoded);
+    return this.appends.submit(envelopes.map(encodeEnvelope));
   }
 
   private async send(encoded: EncodedEnvelope[]): Promise<LogPosition[]> {

@@ -1,6 +1,6 @@
 import { Backoff, ignoreLog, LogFn, messageOf, pause } from '@castlog/supervision';
 import { Pool, PoolClient } from 'pg';
-import { checkEvent } from '../codec/envelope.codec';
+import { decodeValue, EncodedEnvelope, encodeEnvelope } from '../codec/envelope.codec';
 import {
   ConsumeOptions,
   EventEnvelope,
@@ -27,7 +27,8 @@ interface EventRow {
   version: number;
   event_id: string;
   request_id: string;
-  value: unknown;
+  /** The value's JSON text (`value::text`), checked as it is parsed (`decodeValue`). */
+  value: string;
   appended_at: string;
 }
 
@@ -40,7 +41,7 @@ export interface PostgresEventLogOptions {
  * monotonic, as Kafka's LogAppendTime is. */
 export class PostgresEventLog implements EventLog {
   readonly partitions = 1;
-  private readonly appends: GroupCommit<EventEnvelope, LogPosition>;
+  private readonly appends: GroupCommit<EncodedEnvelope, LogPosition>;
   private readonly stops = new Set<() => Promise<void>>();
   private readonly log: LogFn;
 
@@ -49,19 +50,19 @@ export class PostgresEventLog implements EventLog {
     options: PostgresEventLogOptions = {},
   ) {
     this.log = options.log ?? ignoreLog;
-    this.appends = new GroupCommit((envelopes) => this.insert(envelopes), {
+    this.appends = new GroupCommit((encoded) => this.insert(encoded), {
       maxItems: 5000,
       maxBytes: 8 * 1024 * 1024,
-      sizeOf: (envelope) => JSON.stringify(envelope.value).length + 200,
+      sizeOf: (encoded) => encoded.bytes,
     });
   }
 
   async append(envelopes: readonly EventEnvelope[]): Promise<LogPosition[]> {
-    for (const envelope of envelopes) checkEvent(envelope, envelope.value);
-    return this.appends.submit(envelopes);
+    return this.appends.submit(envelopes.map(encodeEnvelope));
   }
 
-  private async insert(envelopes: EventEnvelope[]): Promise<LogPosition[]> {
+  private async insert(encoded: EncodedEnvelope[]): Promise<LogPosition[]> {
+    const envelopes = encoded.map(({ envelope }) => envelope);
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -85,7 +86,7 @@ export class PostgresEventLog implements EventLog {
           envelopes.map((e) => e.version),
           envelopes.map((e) => e.eventId),
           envelopes.map((e) => e.requestId),
-          envelopes.map((e) => JSON.stringify(e.value)),
+          encoded.map(({ value }) => value),
           envelopes.map(() => appendedAt),
         ],
       );
@@ -107,7 +108,7 @@ export class PostgresEventLog implements EventLog {
     limit: number,
   ): Promise<LogRecord[]> {
     const { rows } = await client.query<EventRow>(
-      `SELECT seq, key, type, version, event_id, request_id, value, appended_at
+      `SELECT seq, key, type, version, event_id, request_id, value::text AS value, appended_at
          FROM castlog_log.events WHERE seq >= $1 AND seq < $2 ORDER BY seq LIMIT $3`,
       [from, until, limit],
     );
@@ -118,7 +119,7 @@ export class PostgresEventLog implements EventLog {
         eventId: row.event_id,
         requestId: row.request_id,
       };
-      const value = checkEvent(headers, row.value);
+      const value = decodeValue(headers, row.value);
       return {
         ...headers,
         type: value.type,
