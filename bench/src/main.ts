@@ -11,7 +11,14 @@ import { renderChart } from './chart';
 import { writeHistory } from './history';
 import { benchInfra } from './infra';
 import { markdownTable, ScenarioOutcome, targetsTable } from './report';
-import { commandOf, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
+import {
+  commandOf,
+  loadAverage,
+  settingsNotApplied,
+  sourceState,
+  timestampOf,
+  writeNewFile,
+} from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
 import { coldStartScenario } from './scenarios/coldstart';
 import { listingScenario } from './scenarios/listing';
@@ -204,6 +211,11 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
   if (shortReasons.length > 0) log(`a short run (${shortReasons.join('; ')}): labelled as such`);
+  const notApplied = settingsNotApplied(process.env);
+  if (notApplied.length > 0)
+    log(
+      `castlog settings in the environment, not applied (the bench sets its own): ${notApplied.join(', ')}`,
+    );
 
   const infra = await benchInfra(log);
   log(`Kafka ${infra.kafkaBrokers} (${infra.source.kafka}), PostgreSQL (${infra.source.postgres})`);
@@ -306,6 +318,7 @@ async function main(): Promise<void> {
       commit: source.commit_short,
       source,
       load_average_before: loadBefore,
+      settings_not_applied: notApplied,
       load_average_after: loadAverage(),
       quick,
       short_run: shortReasons.length > 0,

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternate } from './rounds';
-import { commandOf, timestampOf, writeNewFile } from './run-record';
+import { commandOf, settingsNotApplied, timestampOf, writeNewFile } from './run-record';
 import { spreadOf } from './stats';
 import { evaluateTargets } from './targets';
 
@@ -44,6 +44,19 @@ describe('the bench method', () => {
     expect(commandOf({ args: [], execArgv: [], nodeOptions: '--max-old-space-size=4096', script })).toBe(
       "NODE_OPTIONS='--max-old-space-size=4096' node dist/bench/src/main.js",
     );
+  });
+
+  it("names castlog's settings in the environment that a run does not apply, not where the infra is", () => {
+    expect(
+      settingsNotApplied({
+        PROJECTOR_BATCH_SIZE: '500',
+        DATABASE_URL: 'postgres://localhost/x',
+        KAFKA_BROKERS: '127.0.0.1:9092',
+        LOG_LEVEL: 'debug',
+        PATH: '/usr/bin',
+      }).sort(),
+    ).toEqual(['LOG_LEVEL', 'PROJECTOR_BATCH_SIZE']);
+    expect(settingsNotApplied({ DATABASE_URL: 'postgres://localhost/x', HOME: '/root' })).toEqual([]);
   });
 
   it('never overwrites a result file', () => {
