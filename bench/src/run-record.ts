@@ -39,7 +39,6 @@ export function sourceState(repoRoot: string): SourceState {
   }
 }
 
-/** The 1, 5 and 15-minute load averages right now. */
 /** castlog's settings that a bench run reads from its environment: where PostgreSQL and Kafka are.
  * It sets every other one itself (`benchConfig`). */
 const SETTINGS_READ = new Set(['DATABASE_URL', 'KAFKA_BROKERS']);
@@ -49,6 +48,7 @@ const SETTINGS_READ = new Set(['DATABASE_URL', 'KAFKA_BROKERS']);
 export const settingsNotApplied = (env: NodeJS.ProcessEnv): string[] =>
   Object.keys(configSchema.shape).filter((name) => !SETTINGS_READ.has(name) && env[name] !== undefined);
 
+/** The 1, 5 and 15-minute load averages right now. */
 export const loadAverage = (): { '1m': number; '5m': number; '15m': number } => {
   const [one = Number.NaN, five = Number.NaN, fifteen = Number.NaN] = loadavg();
   return { '1m': one, '5m': five, '15m': fifteen };
