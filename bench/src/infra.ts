@@ -1,3 +1,4 @@
+import { configSchema } from '@castlog/config';
 import { startEmbeddedPostgres, startLocalKafka } from '@castlog/infra';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -17,12 +18,23 @@ export interface BenchInfra {
   stop(): Promise<void>;
 }
 
+/** castlog's settings that the bench reads from its environment: where Kafka and PostgreSQL are.
+ * It sets every other one itself (`benchConfig`). */
+const INFRA_SETTINGS = ['KAFKA_BROKERS', 'DATABASE_URL'] as const;
+
+/** castlog's settings set in `env` that a bench run does not apply, so that a run started with, say,
+ * PROJECTOR_BATCH_SIZE=500 says that it measured the bench's own value instead. */
+export const settingsNotApplied = (env: NodeJS.ProcessEnv): string[] =>
+  Object.keys(configSchema.shape).filter(
+    (name) => !(INFRA_SETTINGS as readonly string[]).includes(name) && env[name] !== undefined,
+  );
+
 /** KAFKA_BROKERS / DATABASE_URL from the environment, else from `.castlog/infra.env` (written by
  * `npm run infra:up`), else a local Kafka and embedded PostgreSQL started in a temporary directory
  * for this run and stopped at its end. */
 export async function benchInfra(log: (line: string) => void): Promise<BenchInfra> {
   const fromFile = readInfraEnv();
-  const pick = (name: 'KAFKA_BROKERS' | 'DATABASE_URL') =>
+  const pick = (name: (typeof INFRA_SETTINGS)[number]) =>
     process.env[name]
       ? { value: process.env[name], source: 'environment' }
       : fromFile[name]

@@ -9,16 +9,9 @@ import { basename, join, relative, resolve } from 'node:path';
 import { Client } from 'pg';
 import { renderChart } from './chart';
 import { writeHistory } from './history';
-import { benchInfra } from './infra';
+import { benchInfra, settingsNotApplied } from './infra';
 import { markdownTable, ScenarioOutcome, targetsTable } from './report';
-import {
-  commandOf,
-  loadAverage,
-  settingsNotApplied,
-  sourceState,
-  timestampOf,
-  writeNewFile,
-} from './run-record';
+import { commandOf, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
 import { coldStartScenario } from './scenarios/coldstart';
 import { listingScenario } from './scenarios/listing';

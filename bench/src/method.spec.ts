@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternate } from './rounds';
-import { commandOf, settingsNotApplied, timestampOf, writeNewFile } from './run-record';
+import { settingsNotApplied } from './infra';
+import { commandOf, timestampOf, writeNewFile } from './run-record';
 import { spreadOf } from './stats';
 import { evaluateTargets } from './targets';
 

@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { configSchema } from '@castlog/config';
 
 /** The source a run measured: the commit, and whether the working tree differed from it (the
  * bench runs what `npm run build` compiled from the tree, changes included). */
@@ -38,15 +37,6 @@ export function sourceState(repoRoot: string): SourceState {
     return {};
   }
 }
-
-/** castlog's settings that a bench run reads from its environment: where PostgreSQL and Kafka are.
- * It sets every other one itself (`benchConfig`). */
-const SETTINGS_READ = new Set(['DATABASE_URL', 'KAFKA_BROKERS']);
-
-/** castlog's settings set in `env` that a bench run does not apply, so that a run started with, say,
- * PROJECTOR_BATCH_SIZE=500 says that it measured the bench's own value instead. */
-export const settingsNotApplied = (env: NodeJS.ProcessEnv): string[] =>
-  Object.keys(configSchema.shape).filter((name) => !SETTINGS_READ.has(name) && env[name] !== undefined);
 
 /** The 1, 5 and 15-minute load averages right now. */
 export const loadAverage = (): { '1m': number; '5m': number; '15m': number } => {
