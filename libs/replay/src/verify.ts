@@ -220,15 +220,18 @@ function compareInSnapshot(
       const stored = new Map<string, boolean>();
       const storedAlike = async (table: string): Promise<boolean> => {
         let same = stored.get(table);
-        if (same === undefined)
-          stored.set(table, (same = await sameFingerprint(sql, liveSchema, schema, table, [], seeds)));
+        if (same === undefined) {
+          const columns = await columnsOf(sql, liveSchema, table, []);
+          stored.set(table, (same = await sameFingerprint(sql, liveSchema, schema, table, columns, seeds)));
+        }
         return same;
       };
       for (const { table, key, omit, storedIn } of COMPARED_TABLES) {
         if (storedIn && (await everyOf(storedIn, storedAlike))) continue;
-        if (await sameFingerprint(sql, liveSchema, schema, table, omit ?? [], seeds)) continue;
+        const columns = await columnsOf(sql, liveSchema, table, omit ?? []);
+        if (await sameFingerprint(sql, liveSchema, schema, table, columns, seeds)) continue;
         differences.push(
-          ...(await compareTable(sql, liveSchema, schema, table, key, omit ?? [], limitPerTable ?? 1000)),
+          ...(await compareTable(sql, liveSchema, schema, table, key, columns, limitPerTable ?? 1000)),
         );
       }
       return { differences };
@@ -237,15 +240,15 @@ function compareInSnapshot(
   );
 }
 
-/** Rows of `table` that are not in both schemas alike, in one pass over each side (`excess`), those
- * of each side paired by key (FULL JOIN). */
+/** Rows of `table` that are not in both schemas alike (in `columns`, `columnsOf`), in one pass over
+ * each side (`excess`), those of each side paired by key (FULL JOIN). */
 async function compareTable(
   sql: Sql,
   liveSchema: string,
   scratchSchema: string,
   table: string,
   key: readonly string[],
-  omit: readonly string[],
+  columns: string,
   limit: number,
 ): Promise<ReplayDifference[]> {
   const keyObject = (alias: string) =>
@@ -254,7 +257,7 @@ async function compareTable(
     `SELECT ${keyObject('e')} AS key, to_jsonb(e) - '${EXCESS}' AS row
        FROM excess e CROSS JOIN generate_series(1, abs(e.${EXCESS})) WHERE e.${EXCESS} ${sign} 0`;
   return sql.query<ReplayDifference>(
-    `WITH ${await excess(sql, liveSchema, scratchSchema, table, omit)},
+    `WITH ${excess(liveSchema, scratchSchema, table, columns)},
           l AS (${rowsInExcess('>')}),
           r AS (${rowsInExcess('<')})
      SELECT $1::text AS "table", coalesce(l.key, r.key) AS key, l.row AS live, r.row AS replayed
@@ -272,7 +275,7 @@ function fingerprintSeeds(): readonly string[] {
   return [0, 8, 16, 24].map((offset) => bytes.readBigInt64LE(offset).toString());
 }
 
-/** Whether `table` (its columns but `omit`) holds the same rows in both schemas, told by a
+/** Whether `table` (in `columns`, `columnsOf`) holds the same rows in both schemas, told by a
  * fingerprint of each side: the row count and two sums, over every row, of a 64-bit hash of the
  * row, each seeded anew (`seeds`). Equal rows give equal fingerprints, so fingerprints that differ
  * mean the tables differ; equal ones mean equal tables, wrongly with a chance of about 2^-128.
@@ -287,10 +290,9 @@ async function sameFingerprint(
   liveSchema: string,
   scratchSchema: string,
   table: string,
-  omit: readonly string[],
+  columns: string,
   seeds: readonly string[],
 ): Promise<boolean> {
-  const columns = await columnsOf(sql, liveSchema, table, omit);
   const rowHash = (seed: string, mix: string) =>
     `coalesce(sum(hashint8extended(hash_record_extended(ROW(${columns}), ${seed}), ${mix})), 0)::text`;
   const fingerprint = (schema: string) =>
@@ -319,16 +321,9 @@ async function columnsOf(
 }
 
 /** The CTEs that compare `table` in one pass over each side: every row of both counted by its
- * columns (all but `omit`; +1 live, −1 replayed), and in `excess` the rows whose counts do not
- * cancel, with how many more times the live side holds them (negative: the replay). */
-async function excess(
-  sql: Sql,
-  liveSchema: string,
-  scratchSchema: string,
-  table: string,
-  omit: readonly string[],
-): Promise<string> {
-  const columns = await columnsOf(sql, liveSchema, table, omit);
+ * `columns` (+1 live, −1 replayed), and in `excess` the rows whose counts do not cancel, with how
+ * many more times the live side holds them (negative: the replay). */
+function excess(liveSchema: string, scratchSchema: string, table: string, columns: string): string {
   const from = (schema: string) => `${quoteIdent(schema)}.${quoteIdent(table)}`;
   return `sides AS (SELECT ${columns}, 1 AS ${SIDE} FROM ${from(liveSchema)}
                     UNION ALL

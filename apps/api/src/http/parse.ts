@@ -1,5 +1,5 @@
 import { checkFeedUrl, isGuid, normalizeGuid } from '@castlog/domain';
-import { UNSTORABLE_TEXT } from '@castlog/event-log';
+import { UnstorablePart, unstorablePart } from '@castlog/event-log';
 import { ValidationFailed } from './errors';
 
 export const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -18,27 +18,19 @@ export function parseBodyObject(body: unknown): Record<string, unknown> {
   return body;
 }
 
+const UNSTORABLE_MESSAGES: Record<UnstorablePart, string> = {
+  string: 'strings must not hold U+0000 or unpaired surrogates',
+  key: 'keys must not hold U+0000 or unpaired surrogates',
+  depth: `the body must not nest deeper than ${MAX_BODY_DEPTH} levels`,
+  'refused key': 'the body must not hold a __proto__ key',
+};
+
 /** A body's JSON value as the event log and the read model can store it: no string or key with
  * U+0000 or a lone surrogate (`\u0000`, `\ud800` in JSON), at most MAX_BODY_DEPTH levels deep, and
  * no `__proto__` key (Fastify's own JSON parsing refuses one; text bodies are parsed by castlog). */
 export function checkStorable(body: unknown): void {
-  const pending: [unknown, number][] = [[body, 0]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [value, depth] = next;
-    if (typeof value === 'string') {
-      if (UNSTORABLE_TEXT.test(value))
-        throw new ValidationFailed('strings must not hold U+0000 or unpaired surrogates');
-    } else if (typeof value === 'object' && value !== null) {
-      if (depth >= MAX_BODY_DEPTH)
-        throw new ValidationFailed(`the body must not nest deeper than ${MAX_BODY_DEPTH} levels`);
-      for (const [key, item] of Object.entries(value)) {
-        if (UNSTORABLE_TEXT.test(key))
-          throw new ValidationFailed('keys must not hold U+0000 or unpaired surrogates');
-        if (key === '__proto__') throw new ValidationFailed('the body must not hold a __proto__ key');
-        pending.push([item, depth + 1]);
-      }
-    }
-  }
+  const refused = unstorablePart(body, { depth: MAX_BODY_DEPTH, key: '__proto__' });
+  if (refused !== undefined) throw new ValidationFailed(UNSTORABLE_MESSAGES[refused]);
 }
 
 export function parseGuid(value: unknown, name: string): string {

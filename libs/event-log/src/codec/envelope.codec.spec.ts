@@ -7,6 +7,7 @@ import {
   EventHeaders,
   MalformedEventError,
   MAX_PLAY_SECONDS,
+  unstorablePart,
 } from './envelope.codec';
 
 const headersOf = (type: string): EventHeaders => ({
@@ -260,5 +261,35 @@ describe('checkEvent', () => {
   it('decodes what it encodes', () => {
     const value = add([item({ guid: 'a "quoted" \\ guid' })]) as unknown as LogEvent;
     expect(decodeValue(headersOf(value.type), encodeValue(value))).toEqual(value);
+  });
+});
+
+describe('unstorablePart', () => {
+  const nested = (depth: number): unknown => (depth === 0 ? 'leaf' : { next: nested(depth - 1) });
+
+  it('finds nothing in a value PostgreSQL can store', () => {
+    expect(unstorablePart({ a: ['x', 1, null, { b: 'y\u00e9\ud83c\udf99' }] })).toBeUndefined();
+  });
+
+  it.each([
+    ['a string with U+0000', { items: [{ feed: 'a\u0000' }] }, 'string'],
+    ['a string with a lone surrogate', ['\ud800'], 'string'],
+    ['a key with U+0000', { ok: { 'k\u0000': 1 } }, 'key'],
+    ['a key with a lone surrogate', { '\udc00': 1 }, 'key'],
+  ])('finds %s at any depth', (_, value, part) => {
+    expect(unstorablePart(value)).toBe(part);
+  });
+
+  it('finds an object nested deeper than the depth it is given, and only then', () => {
+    expect(unstorablePart(nested(3), { depth: 3 })).toBeUndefined();
+    expect(unstorablePart(nested(4), { depth: 3 })).toBe('depth');
+    expect(unstorablePart(nested(40))).toBeUndefined();
+  });
+
+  it('finds the key it is told to refuse, and no other', () => {
+    const value = JSON.parse('{"a": {"__proto__": {"polluted": 1}}}') as unknown;
+    expect(unstorablePart(value, { key: '__proto__' })).toBe('refused key');
+    expect(unstorablePart(value)).toBeUndefined();
+    expect(unstorablePart({ proto: 1 }, { key: '__proto__' })).toBeUndefined();
   });
 });

@@ -110,20 +110,33 @@ export const UNSTORABLE_TEXT =
   // eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
   /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Whether no string and no key anywhere in `value` holds UNSTORABLE_TEXT. */
-export function isStorable(value: unknown): boolean {
-  const pending: unknown[] = [value];
+/** What `unstorablePart` finds: a string or a key holding UNSTORABLE_TEXT, an object nested deeper
+ * than `refuse.depth`, or the key `refuse.key`. */
+export type UnstorablePart = 'string' | 'key' | 'depth' | 'refused key';
+
+/** The first part of `value`, walked depth first, that PostgreSQL cannot store (UNSTORABLE_TEXT in
+ * a string or a key) or that `refuse` names (castlog's API also refuses bodies nested too deep and
+ * `__proto__` keys); undefined when there is none. */
+export function unstorablePart(
+  value: unknown,
+  refuse: { readonly depth?: number; readonly key?: string } = {},
+): UnstorablePart | undefined {
+  const maxDepth = refuse.depth ?? Number.POSITIVE_INFINITY;
+  const pending: [unknown, number][] = [[value, 0]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (typeof next === 'string') {
-      if (UNSTORABLE_TEXT.test(next)) return false;
-    } else if (typeof next === 'object' && next !== null) {
-      for (const [key, item] of Object.entries(next)) {
-        if (UNSTORABLE_TEXT.test(key)) return false;
-        pending.push(item);
+    const [part, depth] = next;
+    if (typeof part === 'string') {
+      if (UNSTORABLE_TEXT.test(part)) return 'string';
+    } else if (typeof part === 'object' && part !== null) {
+      if (depth >= maxDepth) return 'depth';
+      for (const [key, item] of Object.entries(part)) {
+        if (UNSTORABLE_TEXT.test(key)) return 'key';
+        if (key === refuse.key) return 'refused key';
+        pending.push([item, depth + 1]);
       }
     }
   }
-  return true;
+  return undefined;
 }
 
 export interface EventHeaders {
@@ -157,7 +170,8 @@ export function checkEvent(headers: EventHeaders, value: unknown, text?: string)
   }
   // The read model stores every string of an event (the outcome echoes what was sent): one it
   // cannot store would stop the projection at that event, so no producer may append it.
-  const storable = (text !== undefined && !MAYBE_UNSTORABLE_JSON.test(text)) || isStorable(value);
+  const storable =
+    (text !== undefined && !MAYBE_UNSTORABLE_JSON.test(text)) || unstorablePart(value) === undefined;
   if (!storable || UNSTORABLE_TEXT.test(headers.requestId)) {
     throw new MalformedEventError(
       `${headers.type} holds a string with U+0000 or an unpaired surrogate, which the read model cannot store`,
