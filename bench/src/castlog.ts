@@ -40,7 +40,8 @@ export async function deleteTopics(brokers: string, topics: readonly string[]): 
 }
 
 /** The scaled-mode settings of a bench run: its own database, topic and consumer group, no rate
- * limit (64 clients of a few users would hit it), a generous read-your-writes bound. */
+ * limit (64 clients of a few users would hit it), a generous read-your-writes bound; `env`: settings
+ * given with `--set` (`castlogSettings`), over those. */
 export function benchConfig(
   databaseUrl: string,
   kafkaBrokers: string,

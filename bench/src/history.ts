@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import * as prettier from 'prettier';
 import { figure } from './report';
 import { valueAt } from './targets';
+import { inHistory } from './run-record';
 
 /** One figure of the history: where it sits in a result, its bound, and how to read it. */
 interface Metric {
@@ -187,7 +188,7 @@ function readRuns(repoRoot: string, resultsDir: string): Run[] {
       continue;
     }
     const startedAt = valueAt(result, 'started_at');
-    if (typeof startedAt !== 'string' || result.quick === true || result.short_run === true) continue;
+    if (typeof startedAt !== 'string' || !inHistory(result)) continue;
     const key = `${startedAt} ${String(result.command)}`;
     // The working file wins over its committed versions (read last), an earlier version over nothing.
     runs.set(key, {
@@ -255,7 +256,8 @@ export function renderHistory(runs: readonly Run[]): string {
     HISTORY_START,
     '',
     '_Written by `npm run bench -- --history` (and after every full run) from every `bench/results/*.json`, ' +
-      'including the earlier versions of a file in git; short runs (`-short`, `--quick`) are left out. ' +
+      'including the earlier versions of a file in git; short runs (`-short`, `--quick`) and runs with castlog ' +
+      'settings of their own (`-set`) are left out. ' +
       'Each figure is the median of its rounds, with the lowest and highest round in brackets; a figure that misses ' +
       'its target is in bold. Method 1: runs before the median-of-rounds method (the write phases as one ratio of ' +
       'totals, over 3 alternating rounds from 2026-11-24 on and one measurement before; one measurement for the ' +

@@ -1,4 +1,4 @@
-import { configSchema } from '@castlog/config';
+import { configSchema, loadConfig } from '@castlog/config';
 import { startEmbeddedPostgres, startLocalKafka } from '@castlog/infra';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -28,6 +28,37 @@ export const settingsNotApplied = (env: NodeJS.ProcessEnv): string[] =>
   Object.keys(configSchema.shape).filter(
     (name) => !(INFRA_SETTINGS as readonly string[]).includes(name) && env[name] !== undefined,
   );
+
+/** castlog's settings that say where a bench run's castlog runs (its database, topic and consumer
+ * group; the cold start's data directory and address): the bench chooses them, `--set` cannot. */
+const WHERE_SETTINGS = [
+  'DATABASE_URL',
+  'KAFKA_BROKERS',
+  'KAFKA_TOPIC',
+  'PROJECTOR_GROUP',
+  'CASTLOG_DATA_DIR',
+  'PORT',
+  'HOST',
+] as const;
+
+/** castlog settings for castlog's side of every scenario, from `--set NAME=value` (each given once):
+ * names castlog knows, other than WHERE_SETTINGS, with values its configuration accepts. Throws
+ * what is wrong otherwise. */
+export function castlogSettings(pairs: readonly string[]): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of pairs) {
+    const [, name, value] = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(pair) ?? [];
+    if (name === undefined || value === undefined) throw new Error(`--set ${pair}: not NAME=value`);
+    if (!(name in configSchema.shape)) throw new Error(`--set ${pair}: castlog has no setting ${name}`);
+    if ((WHERE_SETTINGS as readonly string[]).includes(name))
+      throw new Error(`--set ${pair}: the bench chooses ${name} itself`);
+    if (name in settings) throw new Error(`--set ${pair}: ${name} is set twice`);
+    settings[name] = value;
+  }
+  // As castlog would refuse it: a value out of range fails here, before anything is measured.
+  loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/bench', KAFKA_BROKERS: '127.0.0.1:9092', ...settings });
+  return settings;
+}
 
 /** KAFKA_BROKERS / DATABASE_URL from the environment, else from `.castlog/infra.env` (written by
  * `npm run infra:up`), else a local Kafka and embedded PostgreSQL started in a temporary directory

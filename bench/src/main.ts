@@ -9,7 +9,7 @@ import { basename, join, relative, resolve } from 'node:path';
 import { Client } from 'pg';
 import { renderChart } from './chart';
 import { writeHistory } from './history';
-import { benchInfra, settingsNotApplied } from './infra';
+import { benchInfra, castlogSettings, settingsNotApplied } from './infra';
 import { markdownTable, ScenarioOutcome, targetsTable } from './report';
 import { commandOf, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
@@ -62,6 +62,7 @@ interface Options {
   listingConcurrency: number;
   subscriptions?: number;
   profile: boolean;
+  set: string[];
   out?: string;
   history: boolean;
 }
@@ -137,6 +138,13 @@ async function main(): Promise<void> {
       positiveInt,
     )
     .option('--profile', 'catchup: time applyBatch by stage (load / decide / write / commit)', false)
+    .option(
+      '--set <NAME=value>',
+      "a castlog setting for castlog's side of every scenario, instead of the bench's (repeatable); " +
+        'such a run gets -set in its file name and is left out of the history',
+      (pair: string, pairs: string[]) => [...pairs, pair],
+      [],
+    )
     .option('--out <dir>', 'where results go (default bench/results, --quick bench/results/quick)')
     .option(
       '--history',
@@ -164,6 +172,14 @@ async function main(): Promise<void> {
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
   const out = resolve(options.out ?? join(resultsDir, ...(quick ? ['quick'] : [])));
+  const castlogSet = (() => {
+    try {
+      return castlogSettings(options.set);
+    } catch (error) {
+      return program.error(error instanceof Error ? error.message : String(error));
+    }
+  })();
+  const setLabel = Object.keys(castlogSet).length > 0;
   const selected: Scenario[] = options.scenario === 'all' ? [...SCENARIOS] : [options.scenario];
   const runs = (scenario: Scenario) =>
     selected.includes(scenario) || (scenario === 'catchup' && selected.includes('replay'));
@@ -204,10 +220,16 @@ async function main(): Promise<void> {
       .join(' ')}`,
   );
   if (shortReasons.length > 0) log(`a short run (${shortReasons.join('; ')}): labelled as such`);
+  if (setLabel)
+    log(
+      `castlog settings of this run (--set): ${Object.entries(castlogSet)
+        .map(([name, value]) => `${name}=${value}`)
+        .join(', ')}: labelled as such`,
+    );
   const notApplied = settingsNotApplied(process.env);
   if (notApplied.length > 0)
     log(
-      `castlog settings in the environment, not applied (the bench sets its own): ${notApplied.join(', ')}`,
+      `castlog settings in the environment, not applied (the bench sets its own; --set NAME=value applies one): ${notApplied.join(', ')}`,
     );
 
   const infra = await benchInfra(log);
@@ -238,7 +260,13 @@ async function main(): Promise<void> {
       infra: infra.source,
     };
     const catchup = () =>
-      catchupScenario(infra, { events, rounds: otherRounds, profile: options.profile, log });
+      catchupScenario(infra, {
+        events,
+        rounds: otherRounds,
+        profile: options.profile,
+        castlogSettings: castlogSet,
+        log,
+      });
     for (const scenario of selected) {
       log(`scenario ${scenario}`);
       if (scenario === 'write') {
@@ -249,6 +277,7 @@ async function main(): Promise<void> {
             warmupMs,
             rounds: writeRounds,
             warmupPassMs: warmupPassS * 1000,
+            castlogSettings: castlogSet,
             log,
           }),
         );
@@ -261,6 +290,7 @@ async function main(): Promise<void> {
             durationMs: listingDurationS * 1000,
             warmupMs,
             rounds: otherRounds,
+            castlogSettings: castlogSet,
             log,
           }),
         );
@@ -277,7 +307,9 @@ async function main(): Promise<void> {
         }
         outcomes.push(await replayScenario(fixture, log));
       } else {
-        outcomes.push(await coldStartScenario({ repoRoot, rounds: otherRounds, log }));
+        outcomes.push(
+          await coldStartScenario({ repoRoot, rounds: otherRounds, castlogSettings: castlogSet, log }),
+        );
       }
       if (scenario === 'catchup' && !selected.includes('replay')) {
         await fixture?.close();
@@ -312,6 +344,7 @@ async function main(): Promise<void> {
       source,
       load_average_before: loadBefore,
       settings_not_applied: notApplied,
+      castlog_settings: castlogSet,
       load_average_after: loadAverage(),
       quick,
       short_run: shortReasons.length > 0,
@@ -326,7 +359,7 @@ async function main(): Promise<void> {
     report.targets = targets;
 
     mkdirSync(out, { recursive: true });
-    const stem = `${timestampOf(started)}-${options.scenario}${shortReasons.length > 0 ? '-short' : ''}`;
+    const stem = `${timestampOf(started)}-${options.scenario}${shortReasons.length > 0 ? '-short' : ''}${setLabel ? '-set' : ''}`;
     const jsonFile = writeNewFile(out, stem, '.json', `${JSON.stringify(report, null, 2)}\n`);
     const written = basename(jsonFile, '.json');
     const charts = outcomes.map((outcome) =>
@@ -347,7 +380,7 @@ async function main(): Promise<void> {
     log(
       `results: ${relative(repoRoot, jsonFile)}, charts: ${charts.map((file) => relative(repoRoot, file)).join(', ')}`,
     );
-    if (out === resultsDir && shortReasons.length === 0) {
+    if (out === resultsDir && shortReasons.length === 0 && !setLabel) {
       const count = await writeHistory(repoRoot, resultsDir, log);
       log(`history: ${count} runs written to docs/performance.md`);
     }

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alternate } from './rounds';
-import { settingsNotApplied } from './infra';
-import { commandOf, timestampOf, writeNewFile } from './run-record';
+import { castlogSettings, settingsNotApplied } from './infra';
+import { commandOf, inHistory, timestampOf, writeNewFile } from './run-record';
 import { spreadOf } from './stats';
 import { evaluateTargets } from './targets';
 
@@ -58,6 +58,28 @@ describe('the bench method', () => {
       }).sort(),
     ).toEqual(['LOG_LEVEL', 'PROJECTOR_BATCH_SIZE']);
     expect(settingsNotApplied({ DATABASE_URL: 'postgres://localhost/x', HOME: '/root' })).toEqual([]);
+  });
+
+  it('takes castlog settings given with --set that castlog would accept, and refuses the rest', () => {
+    expect(castlogSettings([])).toEqual({});
+    expect(castlogSettings(['PROJECTOR_BATCH_SIZE=500', 'LOG_LEVEL=debug'])).toEqual({
+      PROJECTOR_BATCH_SIZE: '500',
+      LOG_LEVEL: 'debug',
+    });
+    expect(() => castlogSettings(['PROJECTOR_BATCH_SIZE'])).toThrow('not NAME=value');
+    expect(() => castlogSettings(['NO_SUCH_SETTING=1'])).toThrow('castlog has no setting NO_SUCH_SETTING');
+    expect(() => castlogSettings(['KAFKA_TOPIC=t'])).toThrow('the bench chooses KAFKA_TOPIC itself');
+    expect(() => castlogSettings(['LOG_LEVEL=info', 'LOG_LEVEL=warn'])).toThrow('LOG_LEVEL is set twice');
+    expect(() => castlogSettings(['PROJECTOR_BATCH_SIZE=many'])).toThrow(/PROJECTOR_BATCH_SIZE/);
+  });
+
+  it('leaves short runs and runs with castlog settings of their own out of the history', () => {
+    const full = { started_at: '2026-11-26T13:47:29.000Z', quick: false, short_run: false };
+    expect(inHistory(full)).toBe(true);
+    expect(inHistory({ ...full, castlog_settings: {} })).toBe(true);
+    expect(inHistory({ ...full, castlog_settings: { PROJECTOR_BATCH_SIZE: '500' } })).toBe(false);
+    expect(inHistory({ ...full, short_run: true })).toBe(false);
+    expect(inHistory({ ...full, quick: true })).toBe(false);
   });
 
   it('never overwrites a result file', () => {

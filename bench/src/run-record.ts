@@ -88,3 +88,11 @@ export function commandOf(run: {
     .filter((part) => part !== '')
     .join(' ');
 }
+
+/** Whether a run's figures belong in the history: not a short run (`-short`, `--quick`), nor one
+ * with castlog settings of its own (`--set`), which measured another configuration than castlog's
+ * defaults. */
+export const inHistory = (result: Record<string, unknown>): boolean =>
+  result.quick !== true &&
+  result.short_run !== true &&
+  Object.keys((result.castlog_settings as Record<string, string> | undefined) ?? {}).length === 0;

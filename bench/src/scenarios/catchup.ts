@@ -25,6 +25,8 @@ export interface CatchupOptions {
   readonly rounds: number;
   /** Time every statement of applyBatch (load / decide / write / commit) instead of calling it. */
   readonly profile: boolean;
+  /** castlog settings given with `--set` (`castlogSettings`). */
+  readonly castlogSettings: Record<string, string>;
   readonly log: (line: string) => void;
 }
 
@@ -375,7 +377,7 @@ export async function catchupScenario(
 ): Promise<{ outcome: ScenarioOutcome; fixture: LogFixture }> {
   const { log, events } = options;
   const database = await createDatabase(infra.databaseUrl, uniqueName('castlog_bench_catchup'));
-  const config = benchConfig(database.url, infra.kafkaBrokers);
+  const config = benchConfig(database.url, infra.kafkaBrokers, options.castlogSettings);
   const runtime = await openRuntime(config);
   const pool = new Pool({ connectionString: database.url, max: 2 });
   const close = async () => {

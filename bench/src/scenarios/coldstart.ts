@@ -14,6 +14,8 @@ export interface ColdStartOptions {
   /** The repository root: the build's `dist/apps/embedded/src/main.js` is what `npm start` runs. */
   readonly repoRoot: string;
   readonly rounds: number;
+  /** castlog settings given with `--set` (`castlogSettings`). */
+  readonly castlogSettings: Record<string, string>;
   readonly log: (line: string) => void;
 }
 
@@ -27,11 +29,21 @@ interface Started {
 }
 
 /** `node dist/apps/embedded/src/main.js` (what `npm start` runs once its build is done) on the data
- * directory, with no DATABASE_URL or KAFKA_BROKERS: embedded PostgreSQL and the table log. */
-function startEmbeddedCastlog(main: string, dataDir: string, port: number): Started {
+ * directory, with no DATABASE_URL or KAFKA_BROKERS: embedded PostgreSQL and the table log; of
+ * castlog's other settings only `settings` (`--set`). */
+function startEmbeddedCastlog(
+  main: string,
+  dataDir: string,
+  port: number,
+  settings: Record<string, string>,
+): Started {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(configSchema.shape)) delete env[name];
-  Object.assign(env, { CASTLOG_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+  Object.assign(env, { LOG_LEVEL: 'info' }, settings, {
+    CASTLOG_DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+  });
   const child = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -96,7 +108,7 @@ export async function coldStartScenario(options: ColdStartOptions): Promise<Scen
     // The data directory is made (initdb, migrations) by a first start, which is not measured.
     const [firstPort] = await freePorts(1);
     log(`coldstart: a first start makes the data directory ${dataDir}`);
-    const first = startEmbeddedCastlog(main, dataDir, firstPort as number);
+    const first = startEmbeddedCastlog(main, dataDir, firstPort as number, options.castlogSettings);
     try {
       await untilReady(firstPort as number, performance.now(), first);
     } finally {
@@ -113,7 +125,7 @@ export async function coldStartScenario(options: ColdStartOptions): Promise<Scen
       }
       const [port] = await freePorts(1);
       const started = performance.now();
-      const castlog = startEmbeddedCastlog(main, dataDir, port as number);
+      const castlog = startEmbeddedCastlog(main, dataDir, port as number, options.castlogSettings);
       try {
         const ms = await untilReady(port as number, started, castlog);
         const own = ownReadyMs(castlog.output());

@@ -23,6 +23,8 @@ export interface ListingOptions {
   readonly warmupMs: number;
   /** Alternating baseline / castlog rounds. */
   readonly rounds: number;
+  /** castlog settings given with `--set` (`castlogSettings`). */
+  readonly castlogSettings: Record<string, string>;
   readonly log: (line: string) => void;
 }
 
@@ -45,7 +47,7 @@ const listSql = (s: string) =>
 export async function listingScenario(infra: BenchInfra, options: ListingOptions): Promise<ScenarioOutcome> {
   const { log } = options;
   const database = await createDatabase(infra.databaseUrl, uniqueName('castlog_bench_listing'));
-  const config = benchConfig(database.url, infra.kafkaBrokers);
+  const config = benchConfig(database.url, infra.kafkaBrokers, options.castlogSettings);
   const castlog = await startCastlog(config);
   const pool = new Pool({ connectionString: database.url, max: config.DATABASE_POOL_SIZE });
   try {

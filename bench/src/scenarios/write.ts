@@ -30,6 +30,8 @@ export interface WriteOptions {
   /** Each phase alternates baseline and castlog this many times (the order flips every round), so
    * a machine whose speed drifts during the run weighs on both alike. */
   readonly rounds: number;
+  /** castlog settings given with `--set` (`castlogSettings`). */
+  readonly castlogSettings: Record<string, string>;
   readonly log: (line: string) => void;
 }
 
@@ -191,7 +193,7 @@ async function startBaseline(
 export async function writeScenario(infra: BenchInfra, options: WriteOptions): Promise<ScenarioOutcome> {
   const { log } = options;
   const database = await createDatabase(infra.databaseUrl, uniqueName('castlog_bench_write'));
-  const config = benchConfig(database.url, infra.kafkaBrokers);
+  const config = benchConfig(database.url, infra.kafkaBrokers, options.castlogSettings);
   const castlog = await startCastlog(config);
   const baseline = await startBaseline(database.url, config.DATABASE_POOL_SIZE);
   const stats = new Pool({ connectionString: database.url, max: 1 });
