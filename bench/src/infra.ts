@@ -32,8 +32,7 @@ export const settingsNotApplied = (env: NodeJS.ProcessEnv): string[] =>
 /** castlog's settings that say where a bench run's castlog runs (its database, topic and consumer
  * group; the cold start's data directory and address): the bench chooses them, `--set` cannot. */
 const WHERE_SETTINGS = [
-  'DATABASE_URL',
-  'KAFKA_BROKERS',
+  ...INFRA_SETTINGS,
   'KAFKA_TOPIC',
   'PROJECTOR_GROUP',
   'CASTLOG_DATA_DIR',

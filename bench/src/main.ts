@@ -11,7 +11,7 @@ import { renderChart } from './chart';
 import { writeHistory } from './history';
 import { benchInfra, castlogSettings, settingsNotApplied } from './infra';
 import { markdownTable, ScenarioOutcome, targetsTable } from './report';
-import { commandOf, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
+import { commandOf, inHistory, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
 import { coldStartScenario } from './scenarios/coldstart';
 import { listingScenario } from './scenarios/listing';
@@ -380,7 +380,7 @@ async function main(): Promise<void> {
     log(
       `results: ${relative(repoRoot, jsonFile)}, charts: ${charts.map((file) => relative(repoRoot, file)).join(', ')}`,
     );
-    if (out === resultsDir && shortReasons.length === 0 && !setLabel) {
+    if (out === resultsDir && inHistory(report)) {
       const count = await writeHistory(repoRoot, resultsDir, log);
       log(`history: ${count} runs written to docs/performance.md`);
     }
