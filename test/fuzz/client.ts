@@ -5,10 +5,10 @@ import {
   Answer,
   checkAnswer,
   decodes,
-  isGpodder,
   isServed,
   MAX_HEADER_BYTES,
   METHODS_NODE_PARSES,
+  routerRefusalStatus,
 } from './oracle';
 
 /**
@@ -122,10 +122,9 @@ export async function sendAndCheck(
   );
   const allowed = statuses(plan, bytes, headBytes);
   // The router refuses a path that does not percent-decode, or a path parameter over Fastify's
-  // maxParamLength (100), before credentials, rate limit or the body limit: 405 on /v1 paths, 400
-  // (its invalid-input status) on the gpodder.net face's.
+  // maxParamLength (100), before credentials, rate limit or the body limit.
   if (!decodes(pathname) || pathname.split('/').some((segment) => segment.length > 100))
-    allowed.add(isGpodder(plan.route) ? 400 : 405);
+    allowed.add(routerRefusalStatus(pathname));
   if (!allowed.has(answer.status))
     throw new Error(
       `${where} → ${answer.status}, expected one of ${[...allowed].join(', ')}\nbody: ${answer.text.slice(0, 500)}`,

@@ -106,6 +106,23 @@ const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: Re
 
 export const isGpodder = (route: RouteName): route is GpodderRoute => route in GPODDER_RULES;
 
+/** Where the gpodder.net face's routes begin, up to their first path parameter. */
+const GPODDER_PATHS = [
+  '/api/2/auth/',
+  '/api/2/devices/',
+  '/api/2/episodes/',
+  '/api/2/subscriptions/',
+  '/api/2/sync-devices/',
+  '/subscriptions/',
+];
+
+/** The status of the router's own refusals (a path that does not percent-decode, a path parameter
+ * over its length limit), which come before any route is found: 400, the gpodder.net face's
+ * invalid-input status, for a path under one of its routes; 405 for any other. Judged by the path
+ * as sent: a target whose `..` leaves its route's path is judged where it lands. */
+export const routerRefusalStatus = (pathname: string): 400 | 405 =>
+  GPODDER_PATHS.some((path) => pathname.startsWith(path)) ? 400 : 405;
+
 /** True when (method, path) is served by some route, after the URL parser's normalisation and the
  * router's percent-decoding — a generated "unknown" request that is not unknown is skipped. */
 export function isServed(method: string, pathname: string): boolean {
