@@ -38,6 +38,48 @@ describe('Errors', () => {
     }
   });
 
+  it("answers a path that does not percent-decode as its route would: 404 under no route, else its route's invalid input", async () => {
+    for (const [path, status] of [
+      ['/%zz', 404],
+      ['/v1/%zz', 404],
+      ['/v1/subscriptions%zz', 404],
+      ['/api/2/%zz.json', 404],
+      ['/v1/subscriptions/%zz', 405],
+      ['/v1/deletions/%E0%A4%A', 405],
+      [`/api/2/subscriptions/${alice.name}/%zz.json`, 400],
+    ] as const) {
+      const response = await app.as(alice).get(path);
+      expect({ path, status: response.status, code: response.body.code }).toEqual({
+        path,
+        status,
+        code: String(status),
+      });
+    }
+  });
+
+  it('answers a route whose path parameter is empty as an unknown route: 404, whatever its body', async () => {
+    for (const [method, path, contentType] of [
+      ['GET', '/v1/subscriptions/', undefined],
+      ['PATCH', '/v1/subscriptions/', 'application/json'],
+      ['PATCH', '/v1/subscriptions/', '*/*'],
+      ['DELETE', '/v1/subscriptions/', 'application/xml'],
+      ['GET', '/v1/deletions/', undefined],
+      ['POST', `/api/2/subscriptions/${alice.name}/.json`, 'application/json'],
+      ['PUT', `/subscriptions/${alice.name}/.txt`, '*/*'],
+    ] as const) {
+      const response = await app.as(alice).request(method, path, {
+        ...(contentType ? { rawBody: 'null', headers: { 'content-type': contentType } } : {}),
+      });
+      expect({ method, path, contentType, status: response.status, body: response.body }).toEqual({
+        method,
+        path,
+        contentType,
+        status: 404,
+        body: errorBody(404, 'Resource not found'),
+      });
+    }
+  });
+
   it('answers malformed JSON and non-JSON bodies with 405, never a stack trace', async () => {
     for (const [rawBody, contentType] of [
       ['{"subscriptions": [', 'application/json'],

@@ -106,22 +106,26 @@ const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: Re
 
 export const isGpodder = (route: RouteName): route is GpodderRoute => route in GPODDER_RULES;
 
-/** Where the gpodder.net face's routes begin, up to their first path parameter. */
-const GPODDER_PATHS = [
-  '/api/2/auth/',
-  '/api/2/devices/',
-  '/api/2/episodes/',
-  '/api/2/subscriptions/',
-  '/api/2/sync-devices/',
-  '/subscriptions/',
-];
+/** Where the routes with path parameters begin, up to their first parameter, by the status of their
+ * invalid input: the gpodder.net face's 400, the Open Podcast API's 405. */
+const PARAMETER_PATHS: ReadonlyMap<string, 400 | 405> = new Map([
+  ['/api/2/auth/', 400],
+  ['/api/2/devices/', 400],
+  ['/api/2/episodes/', 400],
+  ['/api/2/subscriptions/', 400],
+  ['/api/2/sync-devices/', 400],
+  ['/subscriptions/', 400],
+  ['/v1/subscriptions/', 405],
+  ['/v1/deletions/', 405],
+]);
 
 /** The status of the router's own refusals (a path that does not percent-decode, a path parameter
- * over its length limit), which come before any route is found: 400, the gpodder.net face's
- * invalid-input status, for a path under one of its routes; 405 for any other. Judged by the path
- * as sent: a target whose `..` leaves its route's path is judged where it lands. */
-export const routerRefusalStatus = (pathname: string): 400 | 405 =>
-  GPODDER_PATHS.some((path) => pathname.startsWith(path)) ? 400 : 405;
+ * over its length limit), which come before any route is found: the invalid-input status of the
+ * routes with parameters the path lies under (400 on the gpodder.net face, else 405), and 404, an
+ * unknown route's, under none. Judged by the path as sent: a target whose `..` leaves its route's
+ * path is judged where it lands. */
+export const routerRefusalStatus = (pathname: string): 400 | 404 | 405 =>
+  [...PARAMETER_PATHS].find(([path]) => pathname.startsWith(path))?.[1] ?? 404;
 
 /** True when (method, path) is served by some route, after the URL parser's normalisation and the
  * router's percent-decoding — a generated "unknown" request that is not unknown is skipped. */

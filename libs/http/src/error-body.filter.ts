@@ -82,10 +82,13 @@ export class ErrorBodyFilter implements ExceptionFilter {
       routeOptionsOf(reply.request).invalidInputStatus,
     );
     // Fastify parses a body (and may refuse it, or its content type) before it finds that no route
-    // takes the request: such a request is still an unknown route's. (The not-found route asks for
-    // no invalid-input status of its own, so its refusals come out as 405.)
+    // takes the request: such a request is still an unknown route's. So is one whose route matched
+    // with an empty parameter (`/v1/subscriptions/`), which Nest hands to the not-found handler once
+    // the body is read. (The not-found route asks for no invalid-input status of its own, so its
+    // refusals come out as 405.)
+    const unknownRoute = reply.request.is404 || hasEmptyParameter(reply.request.params);
     const { status, body, headers } =
-      reply.request.is404 && answer.status === 405
+      unknownRoute && (answer.status === 405 || answer.status === 400)
         ? toErrorResponse(new NotFound(), this.retryAfterSeconds)
         : answer;
     if (status === 503 && !(error instanceof HttpException))
@@ -99,15 +102,21 @@ export class ErrorBodyFilter implements ExceptionFilter {
   }
 }
 
+const hasEmptyParameter = (params: unknown): boolean =>
+  typeof params === 'object' &&
+  params !== null &&
+  Object.entries(params).some(([name, value]) => value === '' && name !== '*');
+
 /** Fastify's `frameworkErrors`: the router's own errors, answered before any route or filter runs —
  * a path parameter longer than `maxParamLength` (Fastify's 414) or one that does not percent-decode
  * (400). A path guid or deletion id that is not one is a validation failure: 405, error body (or
- * `invalidInputStatus`, that of the routes the path belongs to). */
+ * `invalidInputStatus`, that of the routes the path belongs to). A path that does not decode under
+ * no route (`invalidInputStatus` undefined) is an unknown route's: 404. */
 export function answerFrameworkError(
   error: FastifyError,
   reply: FastifyReply,
   retryAfterSeconds: number,
-  invalidInputStatus: 400 | 405 = 405,
+  invalidInputStatus: 400 | 405 | undefined,
 ): void {
   const detail =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -115,11 +124,13 @@ export function answerFrameworkError(
       : error.code === 'FST_ERR_BAD_URL'
         ? 'the path is not a valid URL'
         : undefined;
-  const { status, body, headers } = toErrorResponse(
-    detail ? new ValidationFailed(detail) : error,
-    retryAfterSeconds,
-    invalidInputStatus,
-  );
+  const refusal =
+    error.code === 'FST_ERR_BAD_URL' && invalidInputStatus === undefined
+      ? new NotFound()
+      : detail
+        ? new ValidationFailed(detail)
+        : error;
+  const { status, body, headers } = toErrorResponse(refusal, retryAfterSeconds, invalidInputStatus);
   // No route runs, so neither does the onSend hook that sets the request id.
   void reply
     .status(status)

@@ -40,18 +40,20 @@ export function routeOptionsOf(request: unknown): CastlogRouteOptions {
   );
 }
 
-/** The invalid-input status for the router's own errors (a path segment that does not
- * percent-decode, or is too long), which come before any route is found: that of the routes whose
- * static beginning (up to the first parameter) the request's path starts with, the longest first. */
+/** The invalid-input status for the router's own errors (a path parameter that does not
+ * percent-decode, or is too long), which come before any route is found: that of the routes with
+ * parameters whose static beginning (up to the first parameter) the request's path starts with, the
+ * longest first — the route's own (`invalidInputStatus`), else 405. A path under no such beginning
+ * lies under no route: `undefined`, an unknown route. */
 export class InvalidInputStatusByPath {
   private readonly prefixes: { readonly prefix: string; readonly status: 400 | 405 }[] = [];
 
   /** Notes a route as Fastify registers it (an `onRoute` hook). */
   add(route: { readonly url: string; readonly config?: unknown }): void {
-    const status = optionsOfConfig(route.config).invalidInputStatus;
-    if (status === undefined) return;
-    const prefix = route.url.split(':')[0] ?? route.url;
-    this.prefixes.push({ prefix, status });
+    const parameter = route.url.indexOf(':');
+    if (parameter < 0) return;
+    const status = optionsOfConfig(route.config).invalidInputStatus ?? 405;
+    this.prefixes.push({ prefix: route.url.slice(0, parameter), status });
     this.prefixes.sort((a, b) => b.prefix.length - a.prefix.length);
   }
 
