@@ -6,9 +6,20 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { createTestDatabase } from '../../../test/support/databases';
 import { poll } from '../../../test/support/until';
-import { applyBatch, applyInTransaction, LITERAL_WRITE_ROWS, readWithLocks } from './apply-batch';
+import {
+  AppliedBatch,
+  applyBatch,
+  applyInTransaction,
+  LITERAL_WRITE_ROWS,
+  readWithLocks,
+} from './apply-batch';
 
 const PARTITIONS = 3;
+
+/** What a call answers per partition, less the outcomes it stored (compared with the table's on
+ * their own). */
+const progress = (results: readonly AppliedBatch[]) =>
+  results.map(({ outcomes: _outcomes, ...rest }) => rest);
 const T0 = Date.UTC(2026, 10, 23);
 
 /** One POST of one feed for `user`, at (partition, offset): the same record however often it is
@@ -93,7 +104,7 @@ describe('applyBatch over several partitions in one transaction', () => {
       [batch(2, bob, [0, 1]), batch(0, alice, [0, 1, 2])],
       PARTITIONS,
     );
-    expect(first).toEqual([
+    expect(progress(first)).toEqual([
       { partition: 0, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
       { partition: 2, applied: 2, nextOffset: 2, acceptedDeletions: [], reusedOffsets: [] },
     ]);
@@ -105,7 +116,7 @@ describe('applyBatch over several partitions in one transaction', () => {
       [batch(0, alice, [1, 2, 3]), batch(2, bob, [0, 1]), batch(0, alice, [3, 4])],
       PARTITIONS,
     );
-    expect(again).toEqual([
+    expect(progress(again)).toEqual([
       { partition: 0, applied: 2, nextOffset: 5, acceptedDeletions: [], reusedOffsets: [] },
       { partition: 2, applied: 0, nextOffset: 2, acceptedDeletions: [], reusedOffsets: [] },
     ]);
@@ -161,12 +172,12 @@ describe('applyBatch over several partitions in one transaction', () => {
     });
     await applyBatch(db().dataSource, 'castlog', [delivered([0, 1])], PARTITIONS);
     const again = await applyBatch(db().dataSource, 'castlog', [delivered([0, 1, 2, 3])], PARTITIONS);
-    expect(again).toEqual([
+    expect(progress(again)).toEqual([
       { partition: 1, applied: 2, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] },
     ]);
-    expect(await applyBatch(db().dataSource, 'castlog', [delivered([1, 2, 3])], PARTITIONS)).toEqual([
-      { partition: 1, applied: 0, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] },
-    ]);
+    expect(
+      progress(await applyBatch(db().dataSource, 'castlog', [delivered([1, 2, 3])], PARTITIONS)),
+    ).toEqual([{ partition: 1, applied: 0, nextOffset: 4, acceptedDeletions: [], reusedOffsets: [] }]);
 
     const query = <T>(text: string) => db().dataSource.query(text, [carol]) as Promise<T[]>;
     expect(
@@ -233,7 +244,7 @@ describe('applyBatch over several partitions in one transaction', () => {
       partition: 0,
       records: [post(dave, 0, a), newPost(dave, 0, b), newPost(dave, 0, c), post(dave, 0, d)],
     };
-    expect(await applyBatch(db().dataSource, 'castlog', [reused], PARTITIONS)).toEqual([
+    expect(progress(await applyBatch(db().dataSource, 'castlog', [reused], PARTITIONS))).toEqual([
       { partition: 0, applied: 1, nextOffset: d + 1, acceptedDeletions: [], reusedOffsets: [b, c] },
     ]);
     const outcomes: { offset: string; event_id: string }[] = await db().dataSource.query(
@@ -265,9 +276,9 @@ describe('applyBatch: user ids that need quoting in SQL', () => {
         offset,
       );
     const records = users.map((userId, offset) => add(userId, offset));
-    expect(await applyBatch(db().dataSource, 'castlog', [{ partition: 1, records }], PARTITIONS)).toEqual([
-      { partition: 1, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
-    ]);
+    expect(
+      progress(await applyBatch(db().dataSource, 'castlog', [{ partition: 1, records }], PARTITIONS)),
+    ).toEqual([{ partition: 1, applied: 3, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] }]);
     // The same feeds again: the read finds each user's subscription by its quoted feed_url.
     const again = users.map((userId, index) => add(userId, 3 + index));
     await applyBatch(db().dataSource, 'castlog', [{ partition: 1, records: again }], PARTITIONS);
@@ -306,7 +317,14 @@ describe('applyBatch: a write past LITERAL_WRITE_ROWS (parameters, then COMMIT a
       );
     for (const offset of [0, 1])
       expect(
-        await applyBatch(db().dataSource, 'castlog', [{ partition: 0, records: [add(offset)] }], PARTITIONS),
+        progress(
+          await applyBatch(
+            db().dataSource,
+            'castlog',
+            [{ partition: 0, records: [add(offset)] }],
+            PARTITIONS,
+          ),
+        ),
       ).toEqual([
         { partition: 0, applied: 1, nextOffset: offset + 1, acceptedDeletions: [], reusedOffsets: [] },
       ]);
@@ -429,7 +447,7 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
         return rows[0].waiting === 2;
       });
       await holder.query('ROLLBACK');
-      expect(await applied).toContainEqual([
+      expect((await applied).map(progress)).toContainEqual([
         { partition, applied: 2, nextOffset: 5, acceptedDeletions: [], reusedOffsets: [] },
       ]);
     } finally {
@@ -453,7 +471,7 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
       },
       { opening },
     );
-    expect(applied).toEqual([
+    expect(progress(applied)).toEqual([
       { partition, applied: 2, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
     ]);
     expect(await countsOf(user)).toEqual({ subscriptions: 1, outcomes: 3 });
@@ -462,6 +480,50 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
 
 describe('applyBatch and the outcomes stored', () => {
   const db = databaseOfItsOwn('apply_batch_outcomes');
+
+  it('answers the outcomes it stored, as the table holds them, and none for what it skips', async () => {
+    const [erin, guid] = ['erin', randomUUID()];
+    const records = [
+      recordOf(
+        {
+          type: 'SubscriptionsAddRequested',
+          userId: erin,
+          items: [{ feedUrl: 'https://feeds.example.com/erin', candidateGuid: guid }],
+        },
+        2,
+        0,
+      ),
+      recordOf({ type: 'SubscriptionUpdateRequested', userId: erin, guid, isSubscribed: false }, 2, 1),
+      recordOf(
+        { type: 'SubscriptionUpdateRequested', userId: erin, guid: randomUUID(), newGuid: guid },
+        2,
+        2,
+      ),
+    ];
+    const [applied] = await applyBatch(db().dataSource, 'castlog', [{ partition: 2, records }], PARTITIONS);
+    const stored = (await db().dataSource.query(
+      `SELECT partition, "offset", event_id, outcome FROM castlog.request_outcomes
+        WHERE partition = 2 ORDER BY "offset"`,
+    )) as { partition: number; offset: string; event_id: string; outcome: unknown }[];
+    expect(applied?.outcomes.map((o) => o.outcome.kind)).toEqual(['Added', 'Updated', 'NotFound']);
+    expect(
+      applied?.outcomes.map(({ partition, offset, eventId, outcome }) => ({
+        partition,
+        offset,
+        eventId,
+        outcome,
+      })),
+    ).toEqual(
+      stored.map((row) => ({
+        partition: row.partition,
+        offset: Number(row.offset),
+        eventId: row.event_id,
+        outcome: row.outcome,
+      })),
+    );
+    const [again] = await applyBatch(db().dataSource, 'castlog', [{ partition: 2, records }], PARTITIONS);
+    expect(again?.outcomes).toEqual([]);
+  });
 
   it('writes over no outcome: a stored offset moved back behind applied records fails the transaction, which changes nothing', async () => {
     const dave = 'dave';

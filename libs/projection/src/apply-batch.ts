@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import {
   inTransaction,
   OFFSETS_CHANNEL,
+  CommittedOutcome,
   Param,
   quoteIdent,
   Sql,
@@ -26,6 +27,8 @@ export interface AppliedBatch {
    * the log lost records it had acknowledged and gave their offsets to new ones, which the stored
    * offset skips (see reusedPositions). */
   readonly reusedOffsets: readonly number[];
+  /** The outcomes this call stored, of the records it applied, in offset order. */
+  readonly outcomes: readonly CommittedOutcome[];
 }
 
 /** Skips what the stored offsets cover, decides every remaining record, and writes the read-model
@@ -157,6 +160,7 @@ export async function applyInTransaction(
         nextOffset: next.get(partition) ?? 0,
         acceptedDeletions: [],
         reusedOffsets: [],
+        outcomes: [],
       },
     ]),
   );
@@ -184,9 +188,11 @@ export async function applyInTransaction(
     const decision = decide(state, { event, sequence: sequenceOf(record, partitions) }, now);
     draft.apply(decision.changes);
     changes.push(...decision.changes);
-    outcomes.push(outcomeRow(record, now, decision.outcome));
+    const outcome = outcomeRow(record, now, decision.outcome);
+    outcomes.push(outcome);
     const result = results.get(record.partition) as Mutable<AppliedBatch>;
     result.applied += 1;
+    result.outcomes.push(outcome);
     if (
       decision.outcome.kind === 'DeletionAccepted' &&
       decision.changes.some((c) => c.kind === 'DeletionSaved' && c.deletion.status === 'PENDING')

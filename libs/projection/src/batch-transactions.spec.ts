@@ -27,6 +27,7 @@ async function transactionsOf(batches: readonly LogBatch[], maxEvents = 2000): P
       nextOffset: b.records.length,
       acceptedDeletions: [],
       reusedOffsets: [],
+      outcomes: [],
     }));
   }, maxEvents);
   await Promise.all(batches.map((b) => transactions.submit([b])));

@@ -1,6 +1,6 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
-import { ActiveProjection, Database } from '@castlog/read-model';
+import { ActiveProjection, Database, LocalCommits } from '@castlog/read-model';
 import { DependencyHealth } from '@castlog/supervision';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -18,7 +18,8 @@ export interface Runtime {
 }
 
 /** Makes the opened configuration, database and event log injectable everywhere. Opening and
- * closing them is the entry point's job, so a module never owns what outlives it. */
+ * closing them is the entry point's job, so a module never owns what outlives it. The process's
+ * LocalCommits is one for all its modules. */
 @Global()
 @Module({})
 export class RuntimeModule {
@@ -33,8 +34,9 @@ export class RuntimeModule {
         { provide: EVENT_LOG, useValue: runtime.eventLog },
         { provide: ActiveProjection, useValue: runtime.readModel },
         { provide: DependencyHealth, useValue: runtime.health },
+        { provide: LocalCommits, useValue: new LocalCommits() },
       ],
-      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG, ActiveProjection, DependencyHealth],
+      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG, ActiveProjection, DependencyHealth, LocalCommits],
     };
   }
 }

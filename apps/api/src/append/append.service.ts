@@ -1,7 +1,7 @@
 import { CONFIG, Config } from '@castlog/config';
 import { isOutcomeOf, LogEvent, OutcomeOf } from '@castlog/domain';
 import { envelopeOf, EventLog } from '@castlog/event-log';
-import { ActiveProjection, Database } from '@castlog/read-model';
+import { ActiveProjection, Database, LocalCommits } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG, Metrics } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
@@ -22,8 +22,9 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
     readModel: ActiveProjection,
     private readonly metrics: Metrics,
     health: DependencyHealth,
+    commits: LocalCommits,
   ) {
-    this.waiter = new OffsetWaiter(database.url, database.dataSource, readModel, health);
+    this.waiter = new OffsetWaiter(database.url, database.dataSource, readModel, health, commits);
   }
 
   onModuleInit(): Promise<void> {

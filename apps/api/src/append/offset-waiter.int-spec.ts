@@ -3,6 +3,7 @@ import {
   ActiveProjection,
   Database,
   inTransaction,
+  LocalCommits,
   projectionSchema,
   ProjectionVersions,
   quoteIdent,
@@ -153,6 +154,68 @@ describe('OffsetWaiter', () => {
     const next = waiter.outcomeOf(0, 6, 300);
     await apply(database, BASE, 0, 6, recorded('v1 6'));
     expect(await next).toBe('timed-out');
+  });
+
+  describe('with a projector in the same process', () => {
+    let commits: LocalCommits;
+    let local: OffsetWaiter;
+    beforeEach(async () => {
+      commits = new LocalCommits();
+      local = new OffsetWaiter(database.url, database.dataSource, readModel, health, commits);
+      await local.start();
+    });
+    afterEach(() => local?.close());
+
+    /** What the projector tells of a commit in `schema` that moved `partition` to `next`. */
+    const commit = (
+      schema: string,
+      partition: number,
+      next: number,
+      ...outcomes: [number, string, string][]
+    ) =>
+      commits.publish({
+        schema,
+        offsets: [{ partition, next }],
+        outcomes: outcomes.map(([offset, eventId, label]) => ({
+          partition,
+          offset,
+          eventId,
+          outcome: recorded(label),
+        })),
+      });
+
+    it('answers the outcome the commit carries, without reading it (the table holds none)', async () => {
+      const mine = randomUUID();
+      const waiting = local.outcomeOf(4, 1, 10_000, mine);
+      const anyEvent = local.outcomeOf(4, 0, 10_000);
+      commit(BASE, 4, 2, [0, randomUUID(), 'first'], [1, mine, 'mine']);
+      expect(await Promise.all([waiting, anyEvent])).toEqual([recorded('mine'), recorded('first')]);
+    });
+
+    it("answers missing when the commit's outcome at its position is another event's", async () => {
+      const waiting = local.outcomeOf(4, 0, 10_000, randomUUID());
+      commit(BASE, 4, 1, [0, randomUUID(), 'another request']);
+      expect(await waiting).toBe('missing');
+    });
+
+    it('reads the outcome of a record an earlier commit applied, which this one does not carry', async () => {
+      await apply(database, BASE, 5, 0, recorded('earlier'), { notify: false });
+      const waiting = local.outcomeOf(5, 0, 10_000);
+      commit(BASE, 5, 2, [1, randomUUID(), 'later']);
+      expect(await waiting).toEqual(recorded('earlier'));
+    });
+
+    it("ignores another version's commits, and hears none once closed", async () => {
+      const other = local.outcomeOf(4, 0, 300);
+      commit(V2, 4, 1, [0, randomUUID(), 'other version']);
+      expect(await other).toBe('timed-out');
+      await local.close();
+      const heard: string[] = [];
+      commits.subscribe(() => heard.push('heard'));
+      commit(BASE, 4, 1, [0, randomUUID(), 'after close']);
+      expect(heard).toEqual(['heard']);
+      expect(await local.outcomeOf(4, 0, 200)).toBe('timed-out');
+    });
   });
 
   it('answers timed-out to every waiting request when it closes', async () => {

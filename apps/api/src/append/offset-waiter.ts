@@ -2,6 +2,9 @@ import { RequestOutcome } from '@castlog/domain';
 import { DependencyHealth, NotificationListener } from '@castlog/supervision';
 import {
   ActiveProjection,
+  CommitNotice,
+  CommittedOutcome,
+  LocalCommits,
   OFFSETS_CHANNEL,
   OffsetNotice,
   OutcomesQuery,
@@ -27,9 +30,11 @@ interface Waiter {
 /** Knows how far the active projection has stored each partition, woken by the projector's NOTIFY
  * (never by sleeping), and lets a request wait until its record is applied, then answers its
  * stored outcome: the requests released by the notices of one I/O turn (one projector transaction
- * notifies every partition it moved at once) get theirs in one query. It also hears
- * projection switches, on the same connection and so in commit order: an offset the old version
- * reached before the switch is reached by the new one too. */
+ * notifies every partition it moved at once) get theirs in one query. A projector in the same
+ * process tells its commits first (`LocalCommits`), with the outcomes they stored: the requests
+ * those release get theirs with no query. It also hears projection switches, on the same
+ * connection and so in commit order: an offset the old version reached before the switch is
+ * reached by the new one too. */
 export class OffsetWaiter {
   private readonly logger = new Logger(OffsetWaiter.name);
   /** Stored offsets of the version reads are served from (`storedFor`): cleared when reads switch. */
@@ -40,12 +45,14 @@ export class OffsetWaiter {
   private readonly outcomes: OutcomesQuery;
   /** Released waiters whose outcomes the next `deliver` reads. */
   private released: Waiter[] = [];
+  private stopHearingCommits?: () => void;
 
   constructor(
     url: string,
     private readonly dataSource: DataSource,
     private readonly readModel: ActiveProjection,
     health?: DependencyHealth,
+    private readonly commits?: LocalCommits,
   ) {
     this.outcomes = new OutcomesQuery(dataSource, readModel);
     this.storedFor = readModel.schema;
@@ -67,7 +74,21 @@ export class OffsetWaiter {
   }
 
   start(): Promise<void> {
+    this.stopHearingCommits = this.commits?.subscribe((notice) => this.committed(notice));
     return this.listener.start();
+  }
+
+  /** A commit of the projector in this process: its offsets, as its NOTIFYs will say, and the
+   * outcomes it stored, which the waiters it releases get at once. */
+  private committed(notice: CommitNotice): void {
+    if (notice.schema !== this.readModel.schema) return;
+    const outcomes = new Map<number, Map<number, CommittedOutcome>>();
+    for (const committed of notice.outcomes) {
+      const partition = outcomes.get(committed.partition) ?? new Map<number, CommittedOutcome>();
+      partition.set(committed.offset, committed);
+      outcomes.set(committed.partition, partition);
+    }
+    for (const { partition, next } of notice.offsets) this.advance(partition, next, outcomes.get(partition));
   }
 
   private notice(channel: string, payload: string): void {
@@ -99,7 +120,9 @@ export class OffsetWaiter {
     for (const partition of this.waiters.keys()) await this.refresh(partition);
   }
 
-  private advance(partition: number, next: number): void {
+  /** Releases the partition's waiters below `next`: those whose outcome is `committed` (by offset)
+   * get it now, the others from the next `deliver`. */
+  private advance(partition: number, next: number, committed?: ReadonlyMap<number, CommittedOutcome>): void {
     if (next <= (this.stored.get(partition) ?? -1)) return;
     this.stored.set(partition, next);
     const waiting = this.waiters.get(partition);
@@ -107,7 +130,13 @@ export class OffsetWaiter {
     for (const waiter of waiting) {
       if (waiter.offset >= next) continue;
       waiting.delete(waiter);
-      if (this.released.push(waiter) === 1) setImmediate(() => void this.deliver());
+      const applied = committed?.get(waiter.offset);
+      // As `deliver` reads it: the outcome at the position only when it is the waiter's event's.
+      if (applied)
+        waiter.settle(
+          waiter.eventId === undefined || waiter.eventId === applied.eventId ? applied.outcome : 'missing',
+        );
+      else if (this.released.push(waiter) === 1) setImmediate(() => void this.deliver());
     }
   }
 
@@ -161,6 +190,7 @@ export class OffsetWaiter {
   }
 
   async close(): Promise<void> {
+    this.stopHearingCommits?.();
     for (const set of this.waiters.values()) for (const waiter of set) waiter.settle('timed-out');
     for (const waiter of this.released) waiter.settle('timed-out');
     this.released = [];

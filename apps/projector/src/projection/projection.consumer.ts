@@ -3,6 +3,7 @@ import { EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
 import {
   ActiveProjection,
   Database,
+  LocalCommits,
   ProjectionVersion,
   projectorGroup,
   storedOffset,
@@ -60,6 +61,7 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     private readonly eventBus: EventBus,
     private readonly metrics: Metrics,
     private readonly health: DependencyHealth,
+    private readonly commits: LocalCommits,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -152,6 +154,11 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     const seconds = timer();
     const applied = results.reduce((sum, result) => sum + result.applied, 0);
     if (applied > 0) {
+      this.commits.publish({
+        schema: version.schema,
+        offsets: results.map(({ partition, nextOffset }) => ({ partition, next: nextOffset })),
+        outcomes: results.flatMap((result) => result.outcomes),
+      });
       this.metrics.batchSize.observe(applied);
       this.logger.debug({
         msg: `version ${version.version}, partitions ${partitions}: applied ${applied} events in ${(seconds * 1000).toFixed(1)} ms`,
