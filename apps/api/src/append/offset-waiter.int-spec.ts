@@ -205,6 +205,25 @@ describe('OffsetWaiter', () => {
       expect(await waiting).toEqual(recorded('earlier'));
     });
 
+    it('lets the NOTIFY of a partition committed here wait a moment for the commit, and reads the outcome when none comes', async () => {
+      const patient = new OffsetWaiter(database.url, database.dataSource, readModel, health, commits, 300);
+      await patient.start();
+      try {
+        commit(BASE, 6, 1, [0, randomUUID(), 'first']);
+        const told = patient.outcomeOf(6, 1, 10_000);
+        await apply(database, BASE, 6, 1, recorded('read'));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        commit(BASE, 6, 2, [1, randomUUID(), 'told']);
+        expect(await told).toEqual(recorded('told'));
+
+        const read = patient.outcomeOf(6, 2, 10_000);
+        await apply(database, BASE, 6, 2, recorded('read'));
+        expect(await read).toEqual(recorded('read'));
+      } finally {
+        await patient.close();
+      }
+    });
+
     it("ignores another version's commits, and hears none once closed", async () => {
       const other = local.outcomeOf(4, 0, 300);
       commit(V2, 4, 1, [0, randomUUID(), 'other version']);

@@ -16,6 +16,10 @@ import {
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
+/** How long the outcomes of requests a NOTIFY released wait to be told by a commit in this process
+ * (`LocalCommits`) before they are read. */
+const LOCAL_COMMIT_GRACE_MS = 2;
+
 /** What a waiting request learns: its outcome, that it timed out, or that its position was passed
  * without an outcome (never expected: the outcome commits with the offset). */
 export type WaitResult = RequestOutcome | 'timed-out' | 'missing';
@@ -45,6 +49,9 @@ export class OffsetWaiter {
   private readonly outcomes: OutcomesQuery;
   /** Released waiters whose outcomes the next `deliver` reads. */
   private released: Waiter[] = [];
+  /** Partitions the projector of this process has committed: their NOTIFY is mostly overtaken by
+   * the commit itself (`LocalCommits`), which it may precede by a moment. */
+  private readonly committedHere = new Set<number>();
   private stopHearingCommits?: () => void;
 
   constructor(
@@ -53,6 +60,7 @@ export class OffsetWaiter {
     private readonly readModel: ActiveProjection,
     health?: DependencyHealth,
     private readonly commits?: LocalCommits,
+    private readonly localCommitGraceMs = LOCAL_COMMIT_GRACE_MS,
   ) {
     this.outcomes = new OutcomesQuery(dataSource, readModel);
     this.storedFor = readModel.schema;
@@ -88,7 +96,15 @@ export class OffsetWaiter {
       partition.set(committed.offset, committed);
       outcomes.set(committed.partition, partition);
     }
-    for (const { partition, next } of notice.offsets) this.advance(partition, next, outcomes.get(partition));
+    for (const { partition, next } of notice.offsets) {
+      this.committedHere.add(partition);
+      this.advance(partition, next, outcomes.get(partition));
+    }
+    // The commit's NOTIFY may have come first, in the same turn: what it released is not read yet.
+    if (this.released.length > 0)
+      this.released = this.released.filter(
+        (waiter) => !this.settleFrom(waiter, outcomes.get(waiter.partition)),
+      );
   }
 
   private notice(channel: string, payload: string): void {
@@ -130,14 +146,24 @@ export class OffsetWaiter {
     for (const waiter of waiting) {
       if (waiter.offset >= next) continue;
       waiting.delete(waiter);
-      const applied = committed?.get(waiter.offset);
-      // As `deliver` reads it: the outcome at the position only when it is the waiter's event's.
-      if (applied)
-        waiter.settle(
-          waiter.eventId === undefined || waiter.eventId === applied.eventId ? applied.outcome : 'missing',
-        );
-      else if (this.released.push(waiter) === 1) setImmediate(() => void this.deliver());
+      if (this.settleFrom(waiter, committed) || this.released.push(waiter) > 1) continue;
+      // A NOTIFY of a partition this process's projector commits: the commit, with the outcomes,
+      // is about to be told here too; the read waits for it a moment.
+      if (!committed && this.committedHere.has(partition))
+        setTimeout(() => void this.deliver(), this.localCommitGraceMs);
+      else setImmediate(() => void this.deliver());
     }
+  }
+
+  /** Settles the waiter when `committed` (its partition's, by offset) holds its position: as
+   * `deliver` reads it, the outcome there only when it is the waiter's event's. */
+  private settleFrom(waiter: Waiter, committed?: ReadonlyMap<number, CommittedOutcome>): boolean {
+    const applied = committed?.get(waiter.offset);
+    if (!applied) return false;
+    waiter.settle(
+      waiter.eventId === undefined || waiter.eventId === applied.eventId ? applied.outcome : 'missing',
+    );
+    return true;
   }
 
   private async deliver(): Promise<void> {
