@@ -89,6 +89,12 @@ export class OffsetWaiter {
   /** A commit of the projector in this process: its offsets, as its NOTIFYs will say, and the
    * outcomes it stored, which the waiters it releases get at once. */
   private committed(notice: CommitNotice): void {
+    // Settled in a turn of its own: the projector that tells it goes on to its next transaction
+    // first, ahead of the work of answering the requests it released.
+    setImmediate(() => this.settleCommitted(notice));
+  }
+
+  private settleCommitted(notice: CommitNotice): void {
     if (notice.schema !== this.readModel.schema) return;
     const outcomes = new Map<number, Map<number, CommittedOutcome>>();
     for (const committed of notice.outcomes) {
