@@ -87,7 +87,7 @@ export class OffsetWaiter {
   }
 
   /** A commit of the projector in this process: its offsets, as its NOTIFYs will say, and the
-   * outcomes it stored, which the waiters it releases get at once. */
+   * outcomes it stored, which the waiters it releases get without a read. */
   private committed(notice: CommitNotice): void {
     // Settled in a turn of its own: the projector that tells it goes on to its next transaction
     // first, ahead of the work of answering the requests it released.
@@ -106,7 +106,7 @@ export class OffsetWaiter {
       this.committedHere.add(partition);
       this.advance(partition, next, outcomes.get(partition));
     }
-    // The commit's NOTIFY may have come first, in the same turn: what it released is not read yet.
+    // The commit's NOTIFY may have come first: what it released waits unread for a moment.
     if (this.released.length > 0)
       this.released = this.released.filter(
         (waiter) => !this.settleFrom(waiter, outcomes.get(waiter.partition)),
