@@ -28,12 +28,15 @@ export interface CommittedOutcome {
   readonly outcome: RequestOutcome;
 }
 
-/** What one projector transaction committed in `schema`: the offsets it stored (as its NOTIFYs on
- * OFFSETS_CHANNEL say) and the outcomes of the records it applied. */
+/** What one projector transaction committed in `schema`, by partition: the offset it stored (as its
+ * NOTIFY on OFFSETS_CHANNEL says) and the outcomes of the records it applied there. */
 export interface CommitNotice {
   readonly schema: string;
-  readonly offsets: readonly { readonly partition: number; readonly next: number }[];
-  readonly outcomes: readonly CommittedOutcome[];
+  readonly partitions: readonly {
+    readonly partition: number;
+    readonly nextOffset: number;
+    readonly outcomes: readonly CommittedOutcome[];
+  }[];
 }
 
 /** The projector's commits, told within its own process as soon as COMMIT returns, ahead of the

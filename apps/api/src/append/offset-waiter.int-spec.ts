@@ -175,13 +175,18 @@ describe('OffsetWaiter', () => {
     ) =>
       commits.publish({
         schema,
-        offsets: [{ partition, next }],
-        outcomes: outcomes.map(([offset, eventId, label]) => ({
-          partition,
-          offset,
-          eventId,
-          outcome: recorded(label),
-        })),
+        partitions: [
+          {
+            partition,
+            nextOffset: next,
+            outcomes: outcomes.map(([offset, eventId, label]) => ({
+              partition,
+              offset,
+              eventId,
+              outcome: recorded(label),
+            })),
+          },
+        ],
       });
 
     it('answers the outcome the commit carries, without reading it (the table holds none)', async () => {

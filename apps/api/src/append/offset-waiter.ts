@@ -96,21 +96,22 @@ export class OffsetWaiter {
 
   private settleCommitted(notice: CommitNotice): void {
     if (notice.schema !== this.readModel.schema) return;
-    const outcomes = new Map<number, Map<number, CommittedOutcome>>();
-    for (const committed of notice.outcomes) {
-      const partition = outcomes.get(committed.partition) ?? new Map<number, CommittedOutcome>();
-      partition.set(committed.offset, committed);
-      outcomes.set(committed.partition, partition);
-    }
-    for (const { partition, next } of notice.offsets) {
+    for (const { partition, nextOffset, outcomes } of notice.partitions) {
       this.committedHere.add(partition);
-      this.advance(partition, next, outcomes.get(partition));
-    }
-    // The commit's NOTIFY may have come first: what it released waits unread for a moment.
-    if (this.released.length > 0)
+      // The outcomes by offset only where requests wait: a catch-up commits thousands nobody awaits.
+      const awaited =
+        (this.waiters.get(partition)?.size ?? 0) > 0 || this.released.some((w) => w.partition === partition);
+      if (!awaited) {
+        this.advance(partition, nextOffset);
+        continue;
+      }
+      const committed = new Map(outcomes.map((outcome) => [outcome.offset, outcome]));
+      this.advance(partition, nextOffset, committed);
+      // The commit's NOTIFY may have come first: what it released waits unread for a moment.
       this.released = this.released.filter(
-        (waiter) => !this.settleFrom(waiter, outcomes.get(waiter.partition)),
+        (waiter) => waiter.partition !== partition || !this.settleFrom(waiter, committed),
       );
+    }
   }
 
   private notice(channel: string, payload: string): void {

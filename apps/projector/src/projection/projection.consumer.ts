@@ -154,11 +154,7 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
     const seconds = timer();
     const applied = results.reduce((sum, result) => sum + result.applied, 0);
     if (applied > 0) {
-      this.commits.publish({
-        schema: version.schema,
-        offsets: results.map(({ partition, nextOffset }) => ({ partition, next: nextOffset })),
-        outcomes: results.flatMap((result) => result.outcomes),
-      });
+      this.commits.publish({ schema: version.schema, partitions: results });
       this.metrics.batchSize.observe(applied);
       this.logger.debug({
         msg: `version ${version.version}, partitions ${partitions}: applied ${applied} events in ${(seconds * 1000).toFixed(1)} ms`,
