@@ -35,8 +35,9 @@ describe('a projector killed while it works through a backlog', () => {
 
   beforeAll(async () => {
     app = await startCastlog({ projector: false });
-    // The group gives the killed member's partitions to the restarted one after this.
-    projectorEnv = childProjectorEnv(app, { KAFKA_SESSION_TIMEOUT: '10s' });
+    // The group gives the killed member's partitions to the restarted one after this. At `info`, a
+    // wait that fails quotes the projectors' account of their start-up (`explaining`).
+    projectorEnv = childProjectorEnv(app, { KAFKA_SESSION_TIMEOUT: '10s', LOG_LEVEL: 'info' });
   });
   afterAll(async () => {
     for (const child of children)
@@ -68,10 +69,12 @@ describe('a projector killed while it works through a backlog', () => {
       }
     });
 
-    await app.until(
-      'the projector to be part-way through the backlog',
-      async () => sum(await storedNow()) >= EVENTS / 10,
-      60_000,
+    await first.explaining(
+      app.until(
+        'the projector to be part-way through the backlog',
+        async () => sum(await storedNow()) >= EVENTS / 10,
+        60_000,
+      ),
     );
     first.child.kill('SIGKILL');
     expect(await first.exited(10_000)).toEqual({ code: null, signal: 'SIGKILL' });
@@ -80,12 +83,14 @@ describe('a projector killed while it works through a backlog', () => {
     expect(sum(atCrash)).toBeLessThan(backlog);
 
     const restartedAt = writes.length;
-    projector();
+    const restarted = projector();
     // The killed consumer holds its partitions until its session times out (10 s here).
-    await app.until(
-      'the restarted projector to acknowledge writes again',
-      async () => writes.slice(restartedAt).filter((w) => w.status === 200).length >= 5 * WRITERS,
-      90_000,
+    await restarted.explaining(
+      app.until(
+        'the restarted projector to acknowledge writes again',
+        async () => writes.slice(restartedAt).filter((w) => w.status === 200).length >= 5 * WRITERS,
+        90_000,
+      ),
     );
     writing = false;
     await Promise.all(writers);

@@ -22,8 +22,9 @@ describe('a crash between the deletion saga transaction and its outcome event', 
   beforeAll(async () => {
     // The API in this process; the projector and its saga only in child processes.
     app = await startCastlog({ projector: false });
-    // The group gives the killed member's partitions to the restarted one after this.
-    projectorEnv = childProjectorEnv(app, { KAFKA_SESSION_TIMEOUT: '10s' });
+    // The group gives the killed member's partitions to the restarted one after this. At `info`, a
+    // wait that fails quotes the projectors' account of their start-up (`explaining`).
+    projectorEnv = childProjectorEnv(app, { KAFKA_SESSION_TIMEOUT: '10s', LOG_LEVEL: 'info' });
   });
   afterAll(async () => {
     for (const child of children)
@@ -71,10 +72,12 @@ describe('a crash between the deletion saga transaction and its outcome event', 
     const restarted = started(startChild('projector', projectorEnv));
     // The dead consumer holds its partitions until its session timeout (10 s) ends; the bound leaves
     // room for a group rejoin on a loaded machine.
-    await app.until(
-      'the deletion to be SUCCESS',
-      async () => (await app.as(alice).get(`/v1/deletions/${deletionId}`)).body.status === 'SUCCESS',
-      120_000,
+    await restarted.explaining(
+      app.until(
+        'the deletion to be SUCCESS',
+        async () => (await app.as(alice).get(`/v1/deletions/${deletionId}`)).body.status === 'SUCCESS',
+        120_000,
+      ),
     );
     // Everything in the log applied, then a clean stop: any sweep in flight finishes first.
     await app.untilProjectionAtEnd();

@@ -18,7 +18,21 @@ export interface RunningChild {
   /** Resolves when the output matches, rejects when the process exits first or at the deadline. */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   exited(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** `work`, whose failure also carries the last lines this process printed: a wait on what the
+   * process should bring about says, when it times out, what the process was doing meanwhile. */
+  explaining<T>(work: Promise<T>): Promise<T>;
 }
+
+/** The lines of a child's output a failure quotes. */
+const QUOTED_LINES = 80;
+
+const lastLines = (text: string): string => {
+  const lines = text.trimEnd().split('\n');
+  const shown = lines.slice(-QUOTED_LINES).join('\n');
+  return lines.length > QUOTED_LINES
+    ? `(${lines.length - QUOTED_LINES} earlier lines left out)\n${shown}`
+    : shown;
+};
 
 /** Starts a built entry point (`dist/apps/<app>/src/main.js`) as a child process. */
 export function startChild(app: string, env: NodeJS.ProcessEnv): RunningChild {
@@ -74,6 +88,12 @@ export function startBuilt(script: string, env: NodeJS.ProcessEnv, app: string):
           }
         });
         check();
+      });
+    },
+    explaining(work) {
+      return work.catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        throw new Error(`${message}\n--- the last output of ${app} ---\n${lastLines(text)}`);
       });
     },
     exited(timeoutMs = 30_000) {
