@@ -108,13 +108,13 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
       ).status,
     ).toBe(200);
     const anonymous = new ApiClient(url4!);
-    await poll(
-      'version 2 to serve reads',
-      async () => (await anonymous.get('/health/ready')).body.projection_version === 2,
-      { timeoutMs: 30_000, everyMs: 100 },
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}:\n${bumped.output()}`);
-    });
+    await bumped.explaining(
+      poll(
+        'version 2 to serve reads',
+        async () => (await anonymous.get('/health/ready')).body.projection_version === 2,
+        { timeoutMs: 30_000, everyMs: 100 },
+      ),
+    );
     expect((await aliceBumped.get(`/v1/subscriptions/${g}`)).body.feed_url).toBe(url2);
     expect((await aliceBumped.get(`/v1/subscriptions/${fresh}`)).status).toBe(200);
     // Reads can switch (a notice on another connection) before the projector logs the switch.
