@@ -153,7 +153,9 @@ export class OffsetWaiter {
     for (const waiter of waiting) {
       if (waiter.offset >= next) continue;
       waiting.delete(waiter);
-      if (this.settleFrom(waiter, committed) || this.released.push(waiter) > 1) continue;
+      if (this.settleFrom(waiter, committed)) continue;
+      // Only the first waiter released schedules the delivery; the others join it.
+      if (this.released.push(waiter) > 1) continue;
       // A NOTIFY of a partition this process's projector commits: the commit, with the outcomes,
       // is about to be told here too; the read waits for it a moment.
       if (!committed && this.committedHere.has(partition))
