@@ -132,7 +132,8 @@ export async function startProjector(config: Config): Promise<{ close(): Promise
 }
 
 /** The environment of a child projector (the built app) on the same database, topic, group and
- * schema as `app`. */
+ * schema as `app`, serving health and metrics on a port of its own: test files run at once, and
+ * two children on the default port would refuse each other (EADDRINUSE). */
 export const childProjectorEnv = (
   app: CastlogUnderTest,
   extra: Record<string, string> = {},
@@ -145,5 +146,6 @@ export const childProjectorEnv = (
     PROJECTOR_GROUP: app.config.PROJECTOR_GROUP,
     READ_MODEL_SCHEMA: app.config.READ_MODEL_SCHEMA,
     LOG_LEVEL: 'warn',
+    PORT: '0',
     ...extra,
   });
