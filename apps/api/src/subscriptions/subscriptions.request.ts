@@ -43,8 +43,11 @@ export function parseAddItems(body: unknown): AddItem[] {
   }
   return subscriptions.map((item, index) => {
     if (!isObject(item)) throw new ValidationFailed(`subscriptions[${index}] must be an object`);
-    const parsed: AddItem = { feedUrl: item.feed_url, candidateGuid: randomUUID() };
-    return 'guid' in item && item.guid !== undefined ? { ...parsed, guid: item.guid } : parsed;
+    const feedUrl = item.feed_url;
+    const candidateGuid = randomUUID();
+    return 'guid' in item && item.guid !== undefined
+      ? { feedUrl, candidateGuid, guid: item.guid }
+      : { feedUrl, candidateGuid };
   });
 }
 

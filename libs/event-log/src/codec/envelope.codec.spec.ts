@@ -2,6 +2,7 @@ import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { randomUUID } from 'node:crypto';
 import {
   checkEvent,
+  decodeRecord,
   decodeValue,
   encodeValue,
   EventHeaders,
@@ -261,6 +262,16 @@ describe('checkEvent', () => {
   it('decodes what it encodes', () => {
     const value = add([item({ guid: 'a "quoted" \\ guid' })]) as unknown as LogEvent;
     expect(decodeValue(headersOf(value.type), encodeValue(value))).toEqual(value);
+  });
+
+  it('reads a record back as its headers, its decoded value and where the log keeps it', () => {
+    const value = add([item()]) as unknown as LogEvent;
+    const headers = headersOf(value.type);
+    const at = { key: user, partition: 3, offset: 41, timestamp: 1_700_000_000_000 };
+    expect(decodeRecord(headers, encodeValue(value), at)).toStrictEqual({ ...headers, ...at, value });
+    expect(() => decodeRecord(headersOf('DeletionRequested'), encodeValue(value), at)).toThrow(
+      MalformedEventError,
+    );
   });
 });
 

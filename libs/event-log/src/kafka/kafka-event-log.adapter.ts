@@ -23,7 +23,7 @@ import {
 } from '@castlog/supervision';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { decodeValue, EncodedEnvelope, encodeEnvelope, EventHeaders } from '../codec/envelope.codec';
+import { decodeRecord, EncodedEnvelope, encodeEnvelope, EventHeaders } from '../codec/envelope.codec';
 import {
   ConsumeOptions,
   EventEnvelope,
@@ -262,16 +262,12 @@ export class KafkaEventLog implements EventLog {
       eventId: header(message.headers, 'eventId'),
       requestId: header(message.headers, 'requestId'),
     };
-    const value = decodeValue(headers, message.value?.toString() ?? 'null');
-    return {
-      ...headers,
-      type: value.type,
+    return decodeRecord(headers, message.value?.toString() ?? 'null', {
       key: message.key?.toString() ?? '',
-      value,
       partition,
       offset: Number(message.offset),
       timestamp: Number(message.timestamp),
-    };
+    });
   }
 
   /** Tells `health` whether the cluster answers, by the outcome of `work`. */

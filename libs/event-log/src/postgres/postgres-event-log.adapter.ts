@@ -1,6 +1,6 @@
 import { Backoff, ignoreLog, LogFn, messageOf, pause } from '@castlog/supervision';
 import { Pool, PoolClient } from 'pg';
-import { decodeValue, EncodedEnvelope, encodeEnvelope } from '../codec/envelope.codec';
+import { decodeRecord, EncodedEnvelope, encodeEnvelope } from '../codec/envelope.codec';
 import {
   ConsumeOptions,
   EventEnvelope,
@@ -27,7 +27,7 @@ interface EventRow {
   version: number;
   event_id: string;
   request_id: string;
-  /** The value's JSON text (`value::text`), checked as it is parsed (`decodeValue`). */
+  /** The value's JSON text (`value::text`), checked as it is parsed (`decodeRecord`). */
   value: string;
   appended_at: string;
 }
@@ -119,16 +119,12 @@ export class PostgresEventLog implements EventLog {
         eventId: row.event_id,
         requestId: row.request_id,
       };
-      const value = decodeValue(headers, row.value);
-      return {
-        ...headers,
-        type: value.type,
+      return decodeRecord(headers, row.value, {
         key: row.key,
-        value,
         partition: 0,
         offset: Number(row.seq),
         timestamp: Number(row.appended_at),
-      };
+      });
     });
   }
 
