@@ -201,7 +201,7 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
 
   // Episode actions are only ever added: an upload's rows are keyed by its sequence and their order.
   const actions = actionUploads.flatMap((upload) =>
-    upload.actions.map((action, ordinal) => ({ ...action, upload, ordinal })),
+    upload.actions.map((action, ordinal) => ({ action, upload, ordinal })),
   );
   if (actions.length > 0) {
     const column = <T>(pick: (row: (typeof actions)[number]) => T) => actions.map(pick);
@@ -212,11 +212,11 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
                                           "timestamp", device, guid, started, position, total)
         SELECT * FROM unnest(${p(column((a) => a.upload.userId))}::text[], ${p(column((a) => a.upload.sequence))}::bigint[],
                              ${p(column((a) => a.ordinal))}::int[], ${p(column((a) => a.upload.receivedAt))}::bigint[],
-                             ${p(column((a) => a.podcast))}::text[], ${p(column((a) => a.episode))}::text[],
-                             ${p(column((a) => a.action))}::text[], ${p(column((a) => a.timestamp))}::text[],
-                             ${p(column((a) => a.device ?? null))}::text[], ${p(column((a) => a.guid ?? null))}::text[],
-                             ${p(column((a) => a.started ?? null))}::int[], ${p(column((a) => a.position ?? null))}::int[],
-                             ${p(column((a) => a.total ?? null))}::int[])
+                             ${p(column((a) => a.action.podcast))}::text[], ${p(column((a) => a.action.episode))}::text[],
+                             ${p(column((a) => a.action.action))}::text[], ${p(column((a) => a.action.timestamp))}::text[],
+                             ${p(column((a) => a.action.device ?? null))}::text[], ${p(column((a) => a.action.guid ?? null))}::text[],
+                             ${p(column((a) => a.action.started ?? null))}::int[], ${p(column((a) => a.action.position ?? null))}::int[],
+                             ${p(column((a) => a.action.total ?? null))}::int[])
         ON CONFLICT (user_id, sequence, ordinal) DO NOTHING`,
     });
   }
