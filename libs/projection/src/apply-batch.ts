@@ -2,13 +2,16 @@ import { BatchKeys, decide, Draft, keysOf, LogEvent, nextInstant } from '@castlo
 import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import {
+  bigints,
   inTransaction,
+  ints,
   OFFSETS_CHANNEL,
   CommittedOutcome,
   Param,
   quoteIdent,
   Sql,
   sqlLiteral,
+  texts,
   TransactionSql,
 } from '@castlog/read-model';
 import { changeWrites, OutcomeRow, outcomeWrites, runWrites, writeStatement } from './changes.sql';
@@ -63,8 +66,8 @@ export function readWithLocks(
   const keys = keysOf(all.flatMap((batch) => batch.records.map((record) => record.value)));
   return {
     opening: [
-      lockOffsetsStatement(s, `${sqlLiteral(partitionIds)}::int[]`),
-      lockClocksStatement(s, `${sqlLiteral([...keys.users].sort())}::text[]`),
+      lockOffsetsStatement(s, sqlLiteral(ints(partitionIds))),
+      lockClocksStatement(s, sqlLiteral(texts([...keys.users].sort()))),
       reachedSubscriptionsStatement(schema, keys, sqlLiteral),
     ],
     readOf: ([offsets, clocks, reached]) => ({
@@ -211,7 +214,7 @@ export async function applyInTransaction(
       name: 'offsets_moved',
       text: (p: Param) => `
         UPDATE ${s}.projection_offsets o SET next_offset = m.next
-          FROM unnest(${p(moved.map((r) => r.partition))}::int[], ${p(moved.map((r) => r.nextOffset))}::bigint[])
+          FROM unnest(${p(ints(moved.map((r) => r.partition)))}, ${p(bigints(moved.map((r) => r.nextOffset)))})
                AS m(partition, next)
          WHERE o.partition = m.partition
         RETURNING o.partition, o.next_offset`,

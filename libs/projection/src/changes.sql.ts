@@ -1,5 +1,15 @@
 import { Change, Deletion, Device, RequestOutcome, Subscription } from '@castlog/domain';
-import { Param, parameters, quoteIdent, Sql } from '@castlog/read-model';
+import {
+  bigints,
+  booleans,
+  ints,
+  Param,
+  parameters,
+  quoteIdent,
+  Sql,
+  texts,
+  uuids,
+} from '@castlog/read-model';
 
 export interface OutcomeRow {
   readonly partition: number;
@@ -114,14 +124,14 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
   const subscriptionRows = (p: Param, rows: readonly Subscription[]) => `
         INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
                                         deleted, merged_into, deletion_id, latest_guid, created, created_feed_url)
-        SELECT * FROM unnest(${p(rows.map((x) => x.userId))}::text[], ${p(rows.map((x) => x.id))}::uuid[],
-                             ${p(rows.map((x) => x.feedUrl))}::text[], ${p(rows.map((x) => x.isSubscribed))}::boolean[],
-                             ${p(rows.map((x) => x.subscriptionChanged))}::bigint[],
-                             ${p(rows.map((x) => x.guidChanged))}::bigint[], ${p(rows.map((x) => x.deleted))}::bigint[],
-                             ${p(rows.map((x) => x.mergedInto))}::uuid[], ${p(rows.map((x) => x.deletionId))}::bigint[],
-                             ${p(rows.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id))}::uuid[],
-                             ${p(rows.map((x) => x.guids[0]?.since))}::bigint[],
-                             ${p(rows.map((x) => createdWith.get(`${x.userId}\u0000${x.id}`) ?? null))}::text[])`;
+        SELECT * FROM unnest(${p(texts(rows.map((x) => x.userId)))}, ${p(uuids(rows.map((x) => x.id)))},
+                             ${p(texts(rows.map((x) => x.feedUrl)))}, ${p(booleans(rows.map((x) => x.isSubscribed)))},
+                             ${p(bigints(rows.map((x) => x.subscriptionChanged)))},
+                             ${p(bigints(rows.map((x) => x.guidChanged)))}, ${p(bigints(rows.map((x) => x.deleted)))},
+                             ${p(uuids(rows.map((x) => x.mergedInto)))}, ${p(bigints(rows.map((x) => x.deletionId)))},
+                             ${p(uuids(rows.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id)))},
+                             ${p(bigints(rows.map((x) => x.guids[0]?.since)))},
+                             ${p(texts(rows.map((x) => createdWith.get(`${x.userId}\u0000${x.id}`) ?? null)))})`;
   if (created.length > 0) {
     writes.push({ name: 'subscriptions_created', text: (p) => subscriptionRows(p, created) });
   }
@@ -144,9 +154,9 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       name: 'guids_written',
       text: (p) => `
         INSERT INTO ${s}.subscription_later_guids (user_id, guid, subscription_id, since, position)
-        SELECT * FROM unnest(${p(guids.map((g) => g.userId))}::text[], ${p(guids.map((g) => g.guid))}::uuid[],
-                             ${p(guids.map((g) => g.subscriptionId))}::uuid[], ${p(guids.map((g) => g.since))}::bigint[],
-                             ${p(guids.map((g) => g.position))}::int[])
+        SELECT * FROM unnest(${p(texts(guids.map((g) => g.userId)))}, ${p(uuids(guids.map((g) => g.guid)))},
+                             ${p(uuids(guids.map((g) => g.subscriptionId)))}, ${p(bigints(guids.map((g) => g.since)))},
+                             ${p(ints(guids.map((g) => g.position)))})
         ON CONFLICT (user_id, guid) DO UPDATE SET
           subscription_id = EXCLUDED.subscription_id, since = EXCLUDED.since, position = EXCLUDED.position`,
     });
@@ -158,8 +168,8 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       name: 'feed_urls_written',
       text: (p) => `
         INSERT INTO ${s}.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id)
-        SELECT * FROM unnest(${p(urls.map((u) => u.userId))}::text[], ${p(urls.map((u) => u.url))}::text[],
-                             ${p(urls.map((u) => u.subscriptionId))}::uuid[])
+        SELECT * FROM unnest(${p(texts(urls.map((u) => u.userId)))}, ${p(texts(urls.map((u) => u.url)))},
+                             ${p(uuids(urls.map((u) => u.subscriptionId)))})
         ON CONFLICT (user_id, normalized_feed_url) DO UPDATE SET subscription_id = EXCLUDED.subscription_id`,
     });
   }
@@ -170,9 +180,9 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       name: 'deletions_written',
       text: (p) => `
         INSERT INTO ${s}.deletions (deletion_id, user_id, subscription_id, status, requested_at, finished_at)
-        SELECT * FROM unnest(${p(dels.map((d) => d.deletionId))}::bigint[], ${p(dels.map((d) => d.userId))}::text[],
-                             ${p(dels.map((d) => d.subscriptionId))}::uuid[], ${p(dels.map((d) => d.status))}::text[],
-                             ${p(dels.map((d) => d.requestedAt))}::bigint[], ${p(dels.map((d) => d.finishedAt))}::bigint[])
+        SELECT * FROM unnest(${p(bigints(dels.map((d) => d.deletionId)))}, ${p(texts(dels.map((d) => d.userId)))},
+                             ${p(uuids(dels.map((d) => d.subscriptionId)))}, ${p(texts(dels.map((d) => d.status)))},
+                             ${p(bigints(dels.map((d) => d.requestedAt)))}, ${p(bigints(dels.map((d) => d.finishedAt)))})
         ON CONFLICT (deletion_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at`,
     });
   }
@@ -182,7 +192,7 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       name: 'clocks_written',
       text: (p) => `
         INSERT INTO ${s}.user_clocks (user_id, last_instant)
-        SELECT * FROM unnest(${p([...clocks.keys()])}::text[], ${p([...clocks.values()])}::bigint[])
+        SELECT * FROM unnest(${p(texts([...clocks.keys()]))}, ${p(bigints([...clocks.values()]))})
         ON CONFLICT (user_id) DO UPDATE SET last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant)`,
     });
   }
@@ -193,8 +203,8 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       name: 'devices_written',
       text: (p) => `
         INSERT INTO ${s}.devices (user_id, id, caption, type)
-        SELECT * FROM unnest(${p(devs.map((d) => d.userId))}::text[], ${p(devs.map((d) => d.id))}::text[],
-                             ${p(devs.map((d) => d.caption))}::text[], ${p(devs.map((d) => d.type))}::text[])
+        SELECT * FROM unnest(${p(texts(devs.map((d) => d.userId)))}, ${p(texts(devs.map((d) => d.id)))},
+                             ${p(texts(devs.map((d) => d.caption)))}, ${p(texts(devs.map((d) => d.type)))})
         ON CONFLICT (user_id, id) DO UPDATE SET caption = EXCLUDED.caption, type = EXCLUDED.type`,
     });
   }
@@ -210,13 +220,13 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       text: (p) => `
         INSERT INTO ${s}.episode_actions (user_id, sequence, ordinal, received_at, podcast, episode, action,
                                           "timestamp", device, guid, started, position, total)
-        SELECT * FROM unnest(${p(column((a) => a.upload.userId))}::text[], ${p(column((a) => a.upload.sequence))}::bigint[],
-                             ${p(column((a) => a.ordinal))}::int[], ${p(column((a) => a.upload.receivedAt))}::bigint[],
-                             ${p(column((a) => a.action.podcast))}::text[], ${p(column((a) => a.action.episode))}::text[],
-                             ${p(column((a) => a.action.action))}::text[], ${p(column((a) => a.action.timestamp))}::text[],
-                             ${p(column((a) => a.action.device ?? null))}::text[], ${p(column((a) => a.action.guid ?? null))}::text[],
-                             ${p(column((a) => a.action.started ?? null))}::int[], ${p(column((a) => a.action.position ?? null))}::int[],
-                             ${p(column((a) => a.action.total ?? null))}::int[])
+        SELECT * FROM unnest(${p(texts(column((a) => a.upload.userId)))}, ${p(bigints(column((a) => a.upload.sequence)))},
+                             ${p(ints(column((a) => a.ordinal)))}, ${p(bigints(column((a) => a.upload.receivedAt)))},
+                             ${p(texts(column((a) => a.action.podcast)))}, ${p(texts(column((a) => a.action.episode)))},
+                             ${p(texts(column((a) => a.action.action)))}, ${p(texts(column((a) => a.action.timestamp)))},
+                             ${p(texts(column((a) => a.action.device ?? null)))}, ${p(texts(column((a) => a.action.guid ?? null)))},
+                             ${p(ints(column((a) => a.action.started ?? null)))}, ${p(ints(column((a) => a.action.position ?? null)))},
+                             ${p(ints(column((a) => a.action.total ?? null)))})
         ON CONFLICT (user_id, sequence, ordinal) DO NOTHING`,
     });
   }

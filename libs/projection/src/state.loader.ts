@@ -9,7 +9,7 @@ import {
   Subscription,
   UserSubscriptions,
 } from '@castlog/domain';
-import { Param, parameters, quoteIdent, Sql } from '@castlog/read-model';
+import { bigints, Param, parameters, quoteIdent, Sql, texts, uuids } from '@castlog/read-model';
 
 export interface SubscriptionRow {
   user_id: string;
@@ -44,12 +44,15 @@ const num = (value: string | null): number | null => (value === null ? null : Nu
  * the read model's size. */
 export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p: Param): string => {
   const s = quoteIdent(schema);
-  const guidKeys = [p(keys.guids.map(([u]) => u)), p(keys.guids.map(([, g]) => g))];
-  const urlKeys = [p(keys.feedUrls.map(([u]) => u)), p(keys.feedUrls.map(([, f]) => f))];
-  const deletionKeys = [p(keys.deletionIds.map(([u]) => u)), p(keys.deletionIds.map(([, d]) => d))];
-  const wholeUsers = p([...keys.wholeUsers]);
+  const guidKeys = [p(texts(keys.guids.map(([u]) => u))), p(uuids(keys.guids.map(([, g]) => g)))];
+  const urlKeys = [p(texts(keys.feedUrls.map(([u]) => u))), p(texts(keys.feedUrls.map(([, f]) => f)))];
+  const deletionKeys = [
+    p(texts(keys.deletionIds.map(([u]) => u))),
+    p(bigints(keys.deletionIds.map(([, d]) => d))),
+  ];
+  const wholeUsers = p(texts([...keys.wholeUsers]));
   return `WITH RECURSIVE seed(user_id, id) AS (
-         SELECT k.user_id, g.subscription_id FROM unnest(${guidKeys[0]}::text[], ${guidKeys[1]}::uuid[]) AS k(user_id, guid)
+         SELECT k.user_id, g.subscription_id FROM unnest(${guidKeys[0]}, ${guidKeys[1]}) AS k(user_id, guid)
            CROSS JOIN LATERAL (SELECT sub.id AS subscription_id FROM ${s}.subscriptions sub
                                 WHERE sub.user_id = k.user_id AND sub.id = k.guid
                                UNION ALL
@@ -57,7 +60,7 @@ export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p
                                 WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g
          UNION
          -- A feed_url's holder: its later claim, else the subscription created with it (both keys unique).
-         SELECT k.user_id, f.subscription_id FROM unnest(${urlKeys[0]}::text[], ${urlKeys[1]}::text[]) AS k(user_id, url)
+         SELECT k.user_id, f.subscription_id FROM unnest(${urlKeys[0]}, ${urlKeys[1]}) AS k(user_id, url)
            CROSS JOIN LATERAL (SELECT coalesce(
                                  (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
                                    WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url),
@@ -65,11 +68,11 @@ export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p
                                    WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url)) AS subscription_id) f
           WHERE f.subscription_id IS NOT NULL
          UNION
-         SELECT k.user_id, d.subscription_id FROM unnest(${deletionKeys[0]}::text[], ${deletionKeys[1]}::bigint[]) AS k(user_id, deletion_id)
+         SELECT k.user_id, d.subscription_id FROM unnest(${deletionKeys[0]}, ${deletionKeys[1]}) AS k(user_id, deletion_id)
            CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
                                 WHERE d.deletion_id = k.deletion_id AND d.user_id = k.user_id LIMIT 1) d
          UNION
-         SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY(${wholeUsers}::text[])
+         SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY(${wholeUsers})
        ),
        reach(user_id, id) AS (
          SELECT user_id, id FROM seed

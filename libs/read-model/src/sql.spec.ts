@@ -1,4 +1,4 @@
-import { parameters, sqlLiteral } from './sql';
+import { bigints, booleans, ints, parameters, sqlLiteral, texts, uuids } from './sql';
 
 describe('sqlLiteral: values for statements without parameters', () => {
   it('quotes text, doubling quotes, and reads backslashes as themselves', () => {
@@ -15,29 +15,34 @@ describe('sqlLiteral: values for statements without parameters', () => {
 
   it('refuses what PostgreSQL could not read back: a number that is not finite, text with U+0000', () => {
     expect(() => sqlLiteral(Number.NaN)).toThrow('not a finite number');
-    expect(() => sqlLiteral([1, Number.POSITIVE_INFINITY])).toThrow('not a finite number');
+    expect(() => sqlLiteral(bigints([1, Number.POSITIVE_INFINITY]))).toThrow('not a finite number');
     expect(() => sqlLiteral('a\u0000b')).toThrow('U+0000');
   });
 
-  it('writes arrays as array literals, every element quoted and null as NULL', () => {
-    expect(sqlLiteral([1, 2])).toBe(`'{"1","2"}'`);
-    expect(sqlLiteral(["a'", null, false])).toBe(`'{"a''",NULL,"false"}'`);
-    expect(sqlLiteral(['say "hi"', 'back\\slash'])).toBe(` E'{"say \\\\"hi\\\\"","back\\\\\\\\slash"}'`);
-    expect(sqlLiteral([])).toBe("'{}'");
+  it('writes arrays as array literals cast to their type, every element quoted and null as NULL', () => {
+    expect(sqlLiteral(ints([1, 2]))).toBe(`'{"1","2"}'::int[]`);
+    expect(sqlLiteral(texts(["a'", null]))).toBe(`'{"a''",NULL}'::text[]`);
+    expect(sqlLiteral(booleans([false]))).toBe(`'{"false"}'::boolean[]`);
+    expect(sqlLiteral(texts(['say "hi"', 'back\\slash']))).toBe(
+      ` E'{"say \\\\"hi\\\\"","back\\\\\\\\slash"}'::text[]`,
+    );
+    expect(sqlLiteral(uuids([]))).toBe("'{}'::uuid[]");
   });
 });
 
 describe('parameters: placeholders for a statement with parameters', () => {
-  it('numbers the placeholders in the order the values come and keeps the values', () => {
+  it('numbers the placeholders in the order the values come, an array cast to its type', () => {
     const { param, params } = parameters();
-    expect(`${param('a')} ${param([1, null])}`).toBe('$1 $2');
-    expect(params).toEqual(['a', '{"1",NULL}']);
+    expect(`${param('a')} ${param(bigints([1, null]))} ${param(7)}`).toBe('$1 $2::bigint[] $3');
+    expect(params[0]).toBe('a');
+    expect(params[2]).toBe(7);
   });
 
-  it('sends an array as its literal, every element quoted and escaped, null as NULL', () => {
+  it("sends an array in PostgreSQL's binary array format", () => {
     const { param, params } = parameters();
-    param(['a', 'say "hi"', 'back\\slash', '{,}', '', null, 42, true]);
-    param([]);
-    expect(params).toEqual(['{"a","say \\"hi\\"","back\\\\slash","{,}","",NULL,"42","true"}', '{}']);
+    param(ints([5]));
+    expect(params[0]).toEqual(
+      Buffer.from([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 23, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 5]),
+    );
   });
 });
