@@ -68,7 +68,9 @@ function transactionsOf(events: number): string[] {
         offset,
         timestamp: 1_700_000_000_000 + start + i,
       };
-      byPartition.set(partition, [...(byPartition.get(partition) ?? []), record]);
+      const records = byPartition.get(partition);
+      if (records) records.push(record);
+      else byPartition.set(partition, [record]);
     });
     const transaction: Transaction = [...byPartition].map(([partition, records]) => ({ partition, records }));
     texts.push(JSON.stringify(transaction));

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { ElementType } from './binary-array';
 import { Database } from './database';
 import {
   bigints,
@@ -36,8 +35,7 @@ describe('values of statements, as parameters and as literals, on PostgreSQL', (
   const asLiteral = (value: SqlValue, cast = '') => selectWith(value, sqlLiteral, [], cast);
   // The value as pg itself converts it, the reference both forms are held to.
   const asPgParameter = (value: unknown, cast: string) => select(`SELECT $1${cast} AS v`, [value]);
-  const asPgArray = <T extends ElementType>(array: SqlArray<T>) =>
-    asPgParameter(array.values, `::${array.type}[]`);
+  const asPgArray = (array: SqlArray) => asPgParameter(array.values, `::${array.type}[]`);
 
   // Text without U+0000 (which PostgreSQL cannot store, as a parameter or as a literal).
   const text = fc.string({ unit: 'binary', maxLength: 24 }).filter((s) => !s.includes('\u0000'));
