@@ -38,7 +38,8 @@ interface Process {
  * concurrent writes from several users through both faces (`/v1` and gpodder.net uploads), one
  * drill after another. Each drill measures the time from the fault (or from the dependency's
  * return) until every writer has had a write acknowledged again, and checks that every process not
- * killed is alive and ready. The last case checks what all the drills together must leave: every
+ * killed is alive and ready. A process started while PostgreSQL or the broker is down must wait
+ * for it, answering 503, and then serve on the same port. The last case checks what all the drills together must leave: every
  * acknowledged write in the log once and in the read model as answered, every other write at most
  * once, no answer other than 200, 503 (or a cut connection to the API that was killed), and
  * `castlog replay --verify` equal. */
@@ -53,15 +54,63 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
   const apis: Process[] = [];
   const projectors: Process[] = [];
   let load: Load;
+  const startedDuringOutages: RunningChild[] = [];
+  let lateApi: Awaited<ReturnType<typeof startDuringOutage>> | undefined;
+  let lateProjector: Awaited<ReturnType<typeof startDuringOutage>> | undefined;
   const recoverySeconds: Record<string, number> = {};
 
   const alive = (processes: Process[]) => processes.filter((p) => !p.killed);
   const everyProcess = () => [...apis, ...projectors];
 
+  const ANNOUNCED = /(?:listening on|metrics on) (http:\/\/[^\s"(]+)/;
+
   async function start(app: 'api' | 'projector', index: number): Promise<Process> {
     const run = startChild(app, env);
-    const [, url] = await run.waitForOutput(/(?:listening on|metrics on) (http:\/\/[^\s"(]+)/, 90_000);
+    const [, url] = await run.waitForOutput(ANNOUNCED, 90_000);
     return { name: `${app} ${index}`, run, url: url!, killed: false };
+  }
+
+  /** Starts a process while a dependency is out of reach: it must stay up and answer 503 with
+   * Retry-After on its port (`/health/live` 200) until the dependency is back. Answers the process
+   * and a wait for it to start for real, on the same port, once it is. */
+  async function startDuringOutage(
+    app: 'api' | 'projector',
+    index: number,
+    down: RegExp,
+  ): Promise<{ standInUrl: string; started: () => Promise<Process> }> {
+    const run = startChild(app, env);
+    startedDuringOutages.push(run);
+    const [, url] = await run.explaining(
+      run.waitForOutput(/answering 503 on (http:\/\/[^\s"]+) until it is back/, 90_000),
+    );
+    const standInUrl = url!;
+    const post = await fetch(new URL('/v1/subscriptions', standInUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"subscriptions":[{"feed_url":"https://example.com/during-outage.xml"}]}',
+    });
+    expect({
+      status: post.status,
+      retryAfter: post.headers.get('retry-after'),
+      body: await post.json(),
+    }).toEqual({
+      status: 503,
+      retryAfter: '1',
+      body: { code: '503', message: 'Service unavailable, retry later' },
+    });
+    const ready = await fetch(new URL('/health/ready', standInUrl));
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { message: string }).message).toMatch(down);
+    expect((await fetch(new URL('/health/live', standInUrl))).status).toBe(200);
+    expect(run.child.exitCode).toBeNull();
+    return {
+      standInUrl,
+      started: async () => {
+        const [, announced] = await run.explaining(run.waitForOutput(ANNOUNCED, 90_000));
+        expect(announced).toBe(standInUrl);
+        return { name: `${app} ${index}, started during an outage`, run, url: announced!, killed: false };
+      },
+    };
   }
 
   beforeAll(async () => {
@@ -111,7 +160,7 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
 
   afterAll(async () => {
     await load?.stop();
-    for (const { run } of everyProcess())
+    for (const run of [...everyProcess().map((p) => p.run), ...startedDuringOutages])
       if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
     await Promise.all([kafka?.stop(), postgres?.stop()]);
     await rm(dir, { recursive: true, force: true });
@@ -169,7 +218,7 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     expect(metrics).toMatch(/castlog_dependency_reconnections_total\{component="postgres"\} [1-9]/);
   }, 180_000);
 
-  it('(b) PostgreSQL stopped for a few seconds and started again', async () => {
+  it('(b) PostgreSQL stopped for a few seconds and started again; an API process started meanwhile waits for it', async () => {
     await drill('PostgreSQL stopped for 5 s', async () => {
       const stoppedAt = load.writes.length;
       await postgres.stop();
@@ -182,22 +231,37 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
       expect(((await ready.json()) as { message: string }).message).toMatch(
         /^Service unavailable, retry later: .*(postgres|read model)/,
       );
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const outageStart = Date.now();
+      lateApi = await startDuringOutage(
+        'api',
+        3,
+        /^Service unavailable, retry later: starting: .*ECONNREFUSED/,
+      );
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5_000 - (Date.now() - outageStart))));
       postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: postgresPort });
       return Date.now();
     });
+    // Taken into the load (and the drills' checks) only once it serves for real: between its
+    // stand-in and the app, its port refuses connections for a moment.
+    apis.push(await lateApi!.started());
   }, 180_000);
 
-  it('(c) the broker SIGKILLed and restarted', async () => {
+  it('(c) the broker SIGKILLed and restarted; a projector started meanwhile waits for it', async () => {
     await drill('broker SIGKILLed', async () => {
       const killedAt = load.writes.length;
       process.kill(kafka.pid, 'SIGKILL');
       await poll('a write to be refused with 503 while the broker is down', () =>
         load.writes.slice(killedAt).some((w) => w.status === 503),
       );
+      lateProjector = await startDuringOutage(
+        'projector',
+        4,
+        /^Service unavailable, retry later: starting: /,
+      );
       kafka = await startLocalKafka({ dir: join(dir, 'kafka'), port: kafkaPort });
       return Date.now();
     });
+    projectors.push(await lateProjector!.started());
   }, 300_000);
 
   it('(d) one of three projector replicas SIGKILLed: the others take its partitions', async () => {

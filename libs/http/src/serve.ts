@@ -9,9 +9,11 @@ import {
   requireScaled,
   runtimeLog,
 } from '@castlog/runtime';
+import { isUnavailableError, messageOf, retry } from '@castlog/supervision';
 import { DynamicModule } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { createHttpApp, OpenApiDocument } from './create-http-app';
+import { listenAsStandIn, StandIn } from './stand-in.server';
 
 export interface ServeOptions {
   /** The process's name in logs and messages. */
@@ -25,33 +27,51 @@ export interface ServeOptions {
 }
 
 /** The entry points' common life: configuration, logger, runtime, HTTP on HOST:PORT, and a
- * graceful stop on SIGINT/SIGTERM. Signals are handled from the start: one that comes while the app
- * is still starting (a container stopped during its boot, where PID 1 would ignore it) stops the
- * app as soon as it has started, within SHUTDOWN_TIMEOUT. Start-up failures print one line and
- * exit 1. */
+ * graceful stop on SIGINT/SIGTERM. A dependency out of reach at start-up is waited for
+ * (`openWhenReachable`). Signals are handled from the start: one that comes while the app is still
+ * starting (a container stopped during its boot, where PID 1 would ignore it) stops the app as
+ * soon as it has started, within SHUTDOWN_TIMEOUT, or ends the wait for a dependency. Other
+ * start-up failures print one line and exit 1. */
 export function serve(options: ServeOptions): void {
   const config = loadConfigOrExit();
   if (options.scaled) requireScaled(config, options.name);
   const logger = createLogger(config, options.name);
+  const stopping = new AbortController();
   let stop: () => Promise<void> = async () => undefined;
   const run = async () => {
-    const runtime = await openRuntime(config, {
-      log: runtimeLog(logger),
-      fatal: (reason) => {
-        logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
-        const exit = () => process.exit(1);
-        setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
-        void stop().then(exit, exit);
+    const reachable = await openWhenReachable(
+      () =>
+        openRuntime(config, {
+          log: runtimeLog(logger),
+          fatal: (reason) => {
+            logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
+            const exit = () => process.exit(1);
+            setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
+            void stop().then(exit, exit);
+          },
+        }),
+      {
+        host: config.HOST,
+        port: config.PORT,
+        retryAfterSeconds: config.RETRY_AFTER_SECONDS,
+        signal: stopping.signal,
+        log: (message) => logger.warn({ context: 'runtime' }, message),
       },
-    });
+    );
+    if (reachable === undefined) return;
+    const { opened: runtime, standIn } = reachable;
     const app = await createHttpApp(options.module(runtime), config, logger, { openApi: options.openApi });
     stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
-    await app.listen({ port: config.PORT, host: config.HOST });
+    await standIn?.close();
+    await app.listen({ port: standIn?.port ?? config.PORT, host: config.HOST });
     options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
   };
   const started = run();
   onShutdown(
-    () => started.then(() => stop()),
+    () => {
+      stopping.abort();
+      return started.then(() => stop());
+    },
     config.SHUTDOWN_TIMEOUT,
     (message) => logger.info(message),
   );
@@ -61,4 +81,53 @@ export function serve(options: ServeOptions): void {
     );
     process.exit(1);
   });
+}
+
+/** Opens what `open` opens; while that fails because a dependency is out of reach
+ * (`isUnavailableError`: PostgreSQL or Kafka refusing, restarting, not yet resolvable), tries again
+ * with capped backoff, logging each failure, and meanwhile a stand-in on HOST:PORT answers 503 with
+ * Retry-After (`listenAsStandIn`): no castlog process exits because a dependency is down when it
+ * starts. Any other failure (a wrong password, a failed migration) is final. Answers the opened
+ * value and the stand-in, which the caller closes just before listening on its port; or undefined
+ * when `signal` aborts first, having closed whatever was opened. */
+export async function openWhenReachable<T extends { close(): Promise<void> }>(
+  open: () => Promise<T>,
+  options: {
+    readonly host: string;
+    readonly port: number;
+    readonly retryAfterSeconds: number;
+    readonly signal: AbortSignal;
+    readonly log: (message: string) => void;
+    /** The first wait and the longest (500 ms and 5 s unless given). */
+    readonly initialMs?: number;
+    readonly maxMs?: number;
+  },
+): Promise<{ opened: T; standIn?: StandIn } | undefined> {
+  let standIn: StandIn | undefined;
+  try {
+    const opened = await retry(open, {
+      initialMs: options.initialMs ?? 500,
+      maxMs: options.maxMs ?? 5_000,
+      signal: options.signal,
+      retryable: isUnavailableError,
+      onFailure: async (error, _failures, delayMs) => {
+        const reason = messageOf(error);
+        if (standIn === undefined) {
+          standIn = await listenAsStandIn(options.host, options.port, options.retryAfterSeconds, reason);
+          options.log(
+            `cannot start yet, a dependency is out of reach; answering 503 on ` +
+              `http://${options.host}:${standIn.port} until it is back`,
+          );
+        } else standIn.setReason(reason);
+        options.log(`out of reach: ${reason}; trying again in ${(delayMs / 1000).toFixed(1)} s`);
+      },
+    });
+    if (opened !== undefined && !options.signal.aborted) return { opened, standIn };
+    await opened?.close();
+  } catch (error) {
+    await standIn?.close();
+    throw error;
+  }
+  await standIn?.close();
+  return undefined;
 }

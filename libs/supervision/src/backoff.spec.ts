@@ -31,10 +31,49 @@ describe('retry', () => {
         if (calls < 4) throw new Error(`failure ${calls}`);
         return 'done';
       },
-      { initialMs: 1, maxMs: 2, onFailure: (_error, count) => failures.push(count) },
+      { initialMs: 1, maxMs: 2, onFailure: (_error, count) => void failures.push(count) },
     );
     expect(result).toBe('done');
     expect(failures).toEqual([1, 2, 3]);
+  });
+
+  it('rethrows a failure that is not retryable, without waiting', async () => {
+    let calls = 0;
+    const waited: number[] = [];
+    const running = retry(
+      async () => {
+        calls += 1;
+        throw new Error(calls < 3 ? 'passing' : 'final');
+      },
+      {
+        initialMs: 1,
+        maxMs: 2,
+        retryable: (error) => (error as Error).message === 'passing',
+        onFailure: (_error, count) => void waited.push(count),
+      },
+    );
+    await expect(running).rejects.toThrow('final');
+    expect({ calls, waited }).toEqual({ calls: 3, waited: [1, 2] });
+  });
+
+  it('waits for what onFailure answers before the next attempt', async () => {
+    const events: string[] = [];
+    let calls = 0;
+    await retry(
+      async () => {
+        events.push(`attempt ${++calls}`);
+        if (calls < 3) throw new Error('not yet');
+      },
+      {
+        initialMs: 1,
+        maxMs: 1,
+        onFailure: async (_error, count) => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          events.push(`handled ${count}`);
+        },
+      },
+    );
+    expect(events).toEqual(['attempt 1', 'handled 1', 'attempt 2', 'handled 2', 'attempt 3']);
   });
 
   it('gives up with undefined once aborted, also while waiting', async () => {

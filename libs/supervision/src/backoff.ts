@@ -45,8 +45,11 @@ export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 export interface RetryOptions extends BackoffOptions {
   /** Stops retrying: `retry` then answers undefined. */
   readonly signal?: AbortSignal;
-  /** Called after each failure, with the delay before the next attempt. */
-  readonly onFailure?: (error: unknown, failures: number, delayMs: number) => void;
+  /** Called after each failure, with the delay before the next attempt (which waits for it). */
+  readonly onFailure?: (error: unknown, failures: number, delayMs: number) => void | Promise<void>;
+  /** Whether a failure is worth another attempt; `retry` rethrows one that is not. Every one when
+   * not given. */
+  readonly retryable?: (error: unknown) => boolean;
 }
 
 /** Runs `work` until it succeeds, waiting with capped backoff after each failure; answers
@@ -58,8 +61,9 @@ export async function retry<T>(work: () => Promise<T>, options: RetryOptions = {
       return await work();
     } catch (error) {
       if (options.signal?.aborted) return undefined;
+      if (options.retryable && !options.retryable(error)) throw error;
       const delayMs = backoff.next();
-      options.onFailure?.(error, backoff.failures, delayMs);
+      await options.onFailure?.(error, backoff.failures, delayMs);
       await pause(delayMs, options.signal);
     }
   }
