@@ -65,6 +65,12 @@ describe('GET /v1/subscriptions', () => {
     }
     const exact = new Date(t).toISOString().replace('Z', '-00:00');
     expect((await list(`?since=${encodeURIComponent(exact)}`)).body.total).toBe(0);
+    // A `+` left unencoded reads as a space in a query string; the zero time of Go and others.
+    for (const since of [plus2, '0001-01-01T00:00:00Z']) {
+      const response = await list(`?since=${since}`);
+      expect(response.status).toBe(200);
+      expect(response.body.subscriptions.map((s: { guid: string }) => s.guid)).toEqual([g1]);
+    }
   });
 
   it('answers 200 with an empty page for a since in the future', async () => {

@@ -52,35 +52,39 @@ export function parseFeedUrl(value: unknown, name: string): string {
   return checked.feedUrl;
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$/;
+/** The offset may come as ` hh:mm`: a `+` left unencoded in a query string reads as a space. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+ -]\d{2}:\d{2})?$/;
 
 /** An RFC 3339 date-time, any offset, optional fraction; without an offset it is UTC. Answers
- * epoch milliseconds, a finer fraction rounded down (comparisons are strict, on milliseconds). */
+ * epoch milliseconds, a finer fraction rounded down (comparisons are strict, on milliseconds). Any
+ * year from 0000 on; a leap second (`:60`) is read as the second after it. */
 export function parseDateTime(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const match = typeof value === 'string' ? RFC3339.exec(value) : null;
-  if (!match) throw new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+  const invalid = () => new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+  if (!match) throw invalid();
   const [, y, mo, d, h, mi, s, fraction, offset] = match;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as number[];
-  const utc = Date.UTC(year!, month! - 1, day!, hour!, minute!, second!);
-  const check = new Date(utc);
+  // setUTCFullYear, unlike Date.UTC, takes years 0–99 as they are.
+  const date = new Date(0);
+  date.setUTCFullYear(year!, month! - 1, day!);
   if (
-    check.getUTCFullYear() !== year ||
-    check.getUTCMonth() !== month! - 1 ||
-    check.getUTCDate() !== day ||
+    date.getUTCFullYear() !== year ||
+    date.getUTCMonth() !== month! - 1 ||
+    date.getUTCDate() !== day ||
     hour! > 23 ||
     minute! > 59 ||
-    second! > 59
+    second! > 60
   ) {
-    throw new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+    throw invalid();
   }
   const millis = fraction ? Math.floor(Number(`0${fraction}`) * 1000) : 0;
   let offsetMinutes = 0;
   if (offset && offset.toUpperCase() !== 'Z') {
     const sign = offset.startsWith('-') ? -1 : 1;
     const [oh, om] = offset.slice(1).split(':').map(Number) as [number, number];
-    if (oh > 23 || om > 59) throw new ValidationFailed(`${name} must be an RFC 3339 date-time`);
+    if (oh > 23 || om > 59) throw invalid();
     offsetMinutes = sign * (oh * 60 + om);
   }
-  return utc + millis - offsetMinutes * 60_000;
+  return date.getTime() + ((hour! * 60 + minute! - offsetMinutes) * 60 + second!) * 1000 + millis;
 }
