@@ -96,6 +96,37 @@ describe('Errors', () => {
     }
   });
 
+  it('reads no body but JSON: a form-encoded PATCH or login is 405, whatever fields it carries', async () => {
+    const feedUrl = feed('form-encoded');
+    const { body: added } = await app
+      .as(alice)
+      .post('/v1/subscriptions', { subscriptions: [{ feed_url: feedUrl }] });
+    const { guid } = added.success[0] as { guid: string };
+    const patched = await app.as(alice).request('PATCH', `/v1/subscriptions/${guid}`, {
+      rawBody: `new_feed_url=${encodeURIComponent(feed('form-encoded-2'))}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect({ status: patched.status, body: patched.body }).toEqual({ status: 405, body: VALIDATION() });
+    expect((await app.as(alice).get(`/v1/subscriptions/${guid}`)).body.feed_url).toBe(feedUrl);
+    const login = await app.anonymous.request('POST', '/v1/auth/login', {
+      rawBody: `username=${alice.name}&password=${encodeURIComponent(alice.password)}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect({ status: login.status, body: login.body }).toEqual({ status: 405, body: VALIDATION() });
+  });
+
+  it('reads no body on a DELETE: one labelled JSON but empty is 202 like one without a label', async () => {
+    const { body: added } = await app.as(alice).post('/v1/subscriptions', {
+      subscriptions: [{ feed_url: feed('delete-labelled') }],
+    });
+    const { guid } = added.success[0] as { guid: string };
+    const deleted = await app.as(alice).request('DELETE', `/v1/subscriptions/${guid}`, {
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(deleted.status).toBe(202);
+    expect(deleted.body).toEqual({ deletion_id: expect.any(Number), message: expect.any(String) });
+  });
+
   it('sends the error body as JSON with the code as a string', async () => {
     const response = await app.as(alice).get('/v1/subscriptions/not-a-guid');
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);

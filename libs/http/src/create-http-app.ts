@@ -7,8 +7,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage } from 'node:http';
-import { ValidationFailed } from './errors';
+import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { Unavailable, ValidationFailed } from './errors';
 import {
   answerClientError,
   answerFrameworkError,
@@ -49,7 +49,8 @@ export async function createHttpApp(
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     },
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Answered below with the error body and Retry-After instead of Fastify's own body.
+    return503OnClosing: false,
     // The error body for what the router and Node's HTTP parser refuse, too.
     frameworkErrors: (error: FastifyError, request: { url?: string }, reply: FastifyReply) =>
       answerFrameworkError(
@@ -64,13 +65,31 @@ export async function createHttpApp(
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: logger ? new PinoNestLogger(logger) : false,
+    // Nest's default adds a form-encoded parser; bodies are JSON (Fastify's own parser), so a form
+    // is refused as an unsupported media type, 405 like any body that is not JSON.
+    bodyParser: false,
   });
   app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
   const fastify = app.getHttpAdapter().getInstance();
   fastify.server.on('checkExpectation', answerUnmetExpectation);
+  // A request that comes while the app drains (on a connection kept alive) is told to come back.
+  let closing = false;
+  fastify.addHook('preClose', async () => {
+    closing = true;
+  });
+  fastify.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    void reply.header('connection', 'close');
+    throw new Unavailable(config.RETRY_AFTER_SECONDS, 'shutting down');
+  });
   fastify.addHook('onRequest', async (request) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
       throw new ValidationFailed('the Host header is missing');
+  });
+  fastify.addHook('onRequest', async (request) => {
+    // No DELETE route reads a body, and Fastify would refuse an empty one labelled JSON, as some
+    // clients label every request.
+    if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
   });
   readTextBodies(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
@@ -86,6 +105,10 @@ export async function createHttpApp(
   if (options.openApi) setUpOpenApi(app, options.openApi);
   return app;
 }
+
+const hasBody = (headers: IncomingHttpHeaders): boolean =>
+  headers['transfer-encoding'] !== undefined ||
+  (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 /** Routes with the `textBody` option (CastlogRoute) get their body as UTF-8 text whatever the
  * request's Content-Type, including none, a malformed one, or JSON that does not parse: gpodder.net

@@ -1,0 +1,58 @@
+import { loadConfig } from '@castlog/config';
+import { Metrics } from '@castlog/runtime';
+import { DependencyHealth } from '@castlog/supervision';
+import { Controller, Get, Module } from '@nestjs/common';
+import { connect } from 'node:net';
+import { createHttpApp } from './create-http-app';
+
+/** A route that answers when the test lets it. */
+let entered: () => void = () => undefined;
+let release: () => void = () => undefined;
+
+@Controller()
+class SlowController {
+  @Get('slow')
+  async slow() {
+    entered();
+    await new Promise<void>((resolve) => (release = resolve));
+    return { done: true };
+  }
+}
+
+@Module({
+  controllers: [SlowController],
+  providers: [{ provide: Metrics, useFactory: () => new Metrics(new DependencyHealth()) }],
+})
+class SlowModule {}
+
+describe('createHttpApp', () => {
+  it('answers a request that comes while it drains with 503, Retry-After and the error body', async () => {
+    const app = await createHttpApp(SlowModule, loadConfig({ RETRY_AFTER_SECONDS: '4' }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(await app.getUrl()).port);
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const inFlight = new Promise<void>((resolve) => (entered = resolve));
+    socket.write('GET /slow HTTP/1.1\r\nHost: castlog\r\n\r\n');
+    await inFlight;
+    const closing = app.close();
+    // Kept alive behind the request in flight, as a pipelining client sends it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.write('GET /slow HTTP/1.1\r\nHost: castlog\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await Promise.all([closing, ended]);
+    const [first, second] = received.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(first).toMatch(/\{"done":true\}$/);
+    expect(second).toMatch(/^HTTP\/1\.1 503 /);
+    expect(second).toMatch(/\r\nretry-after: 4\r\n/i);
+    expect(second).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+    expect(second).toMatch(/\r\nconnection: close\r\n/i);
+    expect(second?.split('\r\n\r\n')[1]).toBe(
+      '{"code":"503","message":"Service unavailable, retry later: shutting down"}',
+    );
+  });
+});
