@@ -132,8 +132,18 @@ function jest(args: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
  * meanwhile where the engine does not run them (see runHealthChecks). */
 export async function composeUp(engine: Engine, ...services: string[]): Promise<void> {
   const healthChecks = runHealthChecks(engine);
+  // The base images ensureBaseImages made sure of, whatever compose.yaml's defaults say.
+  const images = {
+    CASTLOG_NODE_IMAGE: BASE_IMAGES.node,
+    CASTLOG_POSTGRES_IMAGE: BASE_IMAGES.postgres,
+    CASTLOG_KAFKA_IMAGE: BASE_IMAGES.kafka,
+    CASTLOG_PROXY_IMAGE: BASE_IMAGES.proxy,
+  };
   try {
-    await run(engine, compose(engine, 'up', '-d', '--no-build', ...services));
+    await run(
+      { ...engine, env: { ...engine.env, ...images } },
+      compose(engine, 'up', '-d', '--no-build', ...services),
+    );
   } finally {
     healthChecks.stop();
   }

@@ -11,9 +11,12 @@ serve({
   openApi: API_DOCUMENT,
   module: (runtime) => EmbeddedAppModule.forRuntime(runtime),
   announce: (url, runtime, logger) => {
+    const log = runtime.config.KAFKA_BROKERS
+      ? `event log in Kafka at ${runtime.config.KAFKA_BROKERS}`
+      : 'event log in its castlog_log.events table';
     const where =
       runtime.mode === 'embedded'
-        ? `data in ${runtime.dataDir} (embedded PostgreSQL; event log in its castlog_log.events table)`
+        ? `data in ${runtime.dataDir} (embedded PostgreSQL; ${log})`
         : 'data in DATABASE_URL';
     logger.info(`castlog ready in ${Math.round(performance.now())} ms at ${url}; ${where}`);
     logger.info(
