@@ -105,6 +105,17 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
       expect((await as().get(`/v1/subscriptions/${g2}`)).body.guid).toBe(g2);
     });
 
+    it('answers the guid as it stands for a new_guid the chain already has, changing nothing', async () => {
+      const { g } = await create();
+      expect((await as().patch(`/v1/subscriptions/${g}`, { new_guid: g })).body).toEqual({ new_guid: g });
+      const g2 = guid();
+      const appended = await as().patch(`/v1/subscriptions/${g}`, { new_guid: g2 });
+      const before = (await as().get(`/v1/subscriptions/${g}`)).body;
+      const again = await as().patch(`/v1/subscriptions/${g2}`, { new_guid: g.toUpperCase() });
+      expect({ status: again.status, body: again.body }).toEqual({ status: 200, body: appended.body });
+      expect((await as().get(`/v1/subscriptions/${g}`)).body).toEqual(before);
+    });
+
     it('acts on the latest entry of the chain when addressed by an old guid', async () => {
       const { g } = await create();
       const [g2, g3] = [guid(), guid()];

@@ -75,6 +75,14 @@ export function presentUpdated(changed: UpdatedFields): UpdateResultBody {
   return body;
 }
 
+/** A PATCH's answer when nothing changed: the latest guid and when it was taken, if ever. */
+export function presentGuid(view: SubscriptionView): UpdateResultBody {
+  return {
+    new_guid: view.newGuid ?? view.guid,
+    ...(view.guidChanged !== null ? { guid_changed: toIso(view.guidChanged) } : {}),
+  };
+}
+
 export function presentSubscription(view: SubscriptionView): SubscriptionBody {
   const body: SubscriptionBody = {
     feed_url: view.feedUrl,

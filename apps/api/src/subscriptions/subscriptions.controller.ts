@@ -23,6 +23,7 @@ import {
   AddResultBody,
   presentAdded,
   presentSubscription,
+  presentGuid,
   presentUpdated,
   SubscriptionBody,
   SubscriptionPageBody,
@@ -146,7 +147,12 @@ export class SubscriptionsController {
     );
     if (outcome.kind === 'NotFound') throw new NotFound();
     if (outcome.kind === 'Gone') throw new Gone();
-    return presentUpdated(outcome.changed);
+    const answer = presentUpdated(outcome.changed);
+    if (Object.keys(answer).length > 0) return answer;
+    // Nothing changed (a new_guid the subscription already resolves from), and the schema's answer
+    // holds at least one field: the guid as it stands.
+    const view = await this.query.get(userId, guid);
+    return view ? presentGuid(view) : answer;
   }
 
   @Delete(':guid')
