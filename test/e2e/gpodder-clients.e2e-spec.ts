@@ -1126,6 +1126,19 @@ describe('podcast apps syncing through the gpodder.net face, request by request'
       expect(await laptop.getSyncStatus()).toEqual({ synced: [['kasts-thinkpad']], unsynced: [] });
     });
 
+    it('a server address entered with a trailing slash: the doubled slash in every path reaches the same routes', async () => {
+      // Kasts keeps `https://host/` as entered and appends `/api/2/…` to it.
+      const devices = async (base: string) => {
+        const response = await fetch(`${base}/api/2/devices/${user.name}.json`, {
+          headers: { authorization: basicOf(user), 'user-agent': 'Kasts/25.04.0 Syndication' },
+        });
+        return { status: response.status, body: await response.json() };
+      };
+      const doubled = await devices(`${app.url}/`);
+      expect(doubled.status).toBe(200);
+      expect(doubled).toEqual(await devices(app.url));
+    });
+
     it('first sync: since 0 with aggregated=true, every local feed uploaded, only play actions uploaded', async () => {
       laptop.episodeActions = [playD1, downloadD2];
       await laptop.sync();

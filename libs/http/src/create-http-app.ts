@@ -48,6 +48,9 @@ export async function createHttpApp(
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     },
+    // `https://host//api/2/…`: what a client builds from a server address with a trailing slash
+    // (Kasts does); the proxies in front of gpodder.net merge such slashes too.
+    routerOptions: { ignoreDuplicateSlashes: true },
     forceCloseConnections: 'idle',
     // Answered below with the error body and Retry-After instead of Fastify's own body.
     return503OnClosing: false,
