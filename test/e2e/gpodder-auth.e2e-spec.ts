@@ -71,7 +71,24 @@ describe('gpodder.net authentication', () => {
 
     const again = await post(login(alice.name), { cookie });
     expect(again.status).toBe(200);
+    expect(again.headers.getSetCookie()).toHaveLength(1);
     expect(sessionCookieOf(again)?.value).toBe(session.value);
+    // Any request the cookie authenticates gives it back with the session's expiry, which use renews.
+    const devices = await app.anonymous.request('GET', `/api/2/devices/${alice.name}.json`, {
+      headers: { cookie },
+    });
+    expect(devices.status).toBe(200);
+    expect(sessionCookieOf(devices)).toEqual({
+      value: session.value,
+      attributes: expect.arrayContaining([expect.stringMatching(/^Max-Age=\d+$/), 'HttpOnly']),
+    });
+    const maxAge = Number(
+      sessionCookieOf(devices)!
+        .attributes.find((a) => a.startsWith('Max-Age='))!
+        .slice(8),
+    );
+    expect(maxAge).toBeGreaterThan(14 * 86_400 - 60);
+    expect(maxAge).toBeLessThanOrEqual(14 * 86_400);
 
     const out = await post(logout(alice.name), { cookie });
     expect(out.status).toBe(200);

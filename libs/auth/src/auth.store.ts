@@ -64,9 +64,10 @@ export interface TokenOwner {
 
 /** How long a gpodder.net session lasts after it is issued (gpodder.net's Django default). */
 export const SESSION_TTL_MS = 14 * 24 * 3_600_000;
-/** Most live sessions a user keeps: issuing one more ends the oldest (a client that ignores the
- * cookie and sends Basic every time would otherwise add a row per request). A client whose session
- * ended this way answers the 401 with its password and gets a new one. */
+/** Most live sessions a user keeps: issuing one more ends the one issued or renewed longest ago (a
+ * client that ignores the cookie and sends Basic every time would otherwise add a row per request),
+ * so a session in use (`sessionOwner` renews it) outlives those of clients long gone. A client
+ * whose session ended this way answers the 401 with its password and gets a new one. */
 export const MAX_SESSIONS_PER_USER = 100;
 /** Most ended or expired sessions (of any user) one issue sweeps away. */
 const SESSION_SWEEP_BATCH = 100;
@@ -247,9 +248,31 @@ export class AuthStore {
   }
 
   /** The owner of a live session (issued by `issueSession`, not ended, revoked or expired), or
-   * null; access, CLI and refresh tokens are not sessions. */
+   * null; access, CLI and refresh tokens are not sessions. A session used past half its lifetime is
+   * issued again in place, the same token for another lifetime from `now` (its `created_at` moves
+   * with it): a client that keeps syncing keeps its session, written at most once per half
+   * lifetime. mygpoclient, for one, answers only a few 401s per process with its password and then
+   * gives up on the server. */
   async sessionOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
-    return this.liveTokenOwner(token, ['session'], now);
+    if (!isTokenShaped(token)) return null;
+    const [row] = await this.rows<{ user_id: string; name: string; expires_at: Date }>(
+      `WITH live AS (
+         SELECT t.id, t.user_id, u.name, t.created_at, t.expires_at
+           FROM castlog_auth.tokens t JOIN castlog_auth.users u ON u.id = t.user_id
+          WHERE t.token_hash = $1 AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > $2
+       ),
+       renewed AS (
+         UPDATE castlog_auth.tokens t
+            SET created_at = $2, expires_at = $2::timestamptz + (live.expires_at - live.created_at)
+           FROM live
+          WHERE t.id = live.id AND live.expires_at - $2::timestamptz < (live.expires_at - live.created_at) / 2
+         RETURNING t.id, t.expires_at
+       )
+       SELECT live.user_id, live.name, coalesce(renewed.expires_at, live.expires_at) AS expires_at
+         FROM live LEFT JOIN renewed ON renewed.id = live.id`,
+      [hashToken(token), now],
+    );
+    return row ? { userId: row.user_id, userName: row.name, expiresAt: row.expires_at } : null;
   }
 
   /** Ends a session: it no longer authenticates anywhere. With `userId`, only a session of that

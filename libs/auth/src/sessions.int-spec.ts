@@ -70,8 +70,22 @@ describe('sessions', () => {
 
     const owner = { userId: user.id, userName: user.name, expiresAt: at(SESSION_TTL_MS) };
     expect(await store.sessionOwner(issued.token, T0)).toEqual(owner);
-    expect(await store.sessionOwner(issued.token, at(SESSION_TTL_MS - 1))).toEqual(owner);
+    expect(await store.sessionOwner(issued.token, at(SESSION_TTL_MS / 2))).toEqual(owner);
     expect(await store.sessionOwner(issued.token, at(SESSION_TTL_MS))).toBeNull();
+  });
+
+  it('used past half their lifetime are issued again in place, for another lifetime from then', async () => {
+    const user = await freshUser();
+    const issued = await store.issueSession(user.id, 10 * HOUR, T0);
+    const owner = (expiresAt: Date) => ({ userId: user.id, userName: user.name, expiresAt });
+    expect(await store.sessionOwner(issued.token, at(4 * HOUR))).toEqual(owner(at(10 * HOUR)));
+    expect(await store.sessionOwner(issued.token, at(6 * HOUR))).toEqual(owner(at(16 * HOUR)));
+    expect(await store.sessionOwner(issued.token, at(7 * HOUR))).toEqual(owner(at(16 * HOUR)));
+    expect(await sessionsOf(user.id)).toEqual([
+      { token_hash: hashToken(issued.token), expires_at: at(16 * HOUR) },
+    ]);
+    // Unused, it still ends a lifetime after its last renewal.
+    expect(await store.sessionOwner(issued.token, at(16 * HOUR))).toBeNull();
   });
 
   it('are no Bearer tokens, and Bearer tokens are no sessions', async () => {
@@ -154,6 +168,20 @@ describe('sessions', () => {
     expect(
       await dataSource.query(`SELECT id FROM castlog_auth.tokens WHERE id = $1`, [expiredCli.id]),
     ).toHaveLength(1);
+  });
+
+  it(`issued end the user's sessions issued or renewed longest ago beyond ${MAX_SESSIONS_PER_USER}`, async () => {
+    const user = await freshUser();
+    const inUse = await store.issueSession(user.id, 24 * HOUR, T0);
+    await insertSessions(user.id, MAX_SESSIONS_PER_USER - 1, at(HOUR), 24 * HOUR);
+    // Used past half its lifetime: renewed, it is now the one issued last.
+    expect(await store.sessionOwner(inUse.token, at(13 * HOUR))).not.toBeNull();
+    const oldestUnused = (await sessionsOf(user.id))[0]!;
+    await store.issueSession(user.id, 24 * HOUR, at(14 * HOUR));
+    const kept = (await sessionsOf(user.id)).map((row) => row.token_hash);
+    expect(kept).toHaveLength(MAX_SESSIONS_PER_USER);
+    expect(kept).toContain(hashToken(inUse.token));
+    expect(kept).not.toContain(oldestUnused.token_hash);
   });
 
   it(`issued end the user's oldest live sessions beyond ${MAX_SESSIONS_PER_USER}`, async () => {

@@ -115,7 +115,8 @@ export const isHttps = (request: GpodderRequest): boolean => request.protocol ==
  * Authorization header; the route's `:user` must be the authenticated user's name. Anything else
  * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. Then the per-user
  * rate limit, shared with /v1 (429 with Retry-After). A request authenticated by Basic gets the
- * session cookie in its response (except on a route marked `EndsSession`), as on gpodder.net.
+ * session cookie in its response (except on a route marked `EndsSession`), as on gpodder.net; one
+ * authenticated by the cookie gets it again with the session's expiry, which use renews.
  * Failed credentials count against the client address as on /v1: past RATE_LIMIT_PER_MINUTE
  * failures, requests with credentials answer 429 before any password is checked. */
 @Injectable()
@@ -148,7 +149,7 @@ export class GpodderAuthGuard implements CanActivate {
       await failures.failed();
       throw gpodderUnauthorized(reply);
     }
-    const { user, credential } = proven;
+    const { user, credential, sessionExpiresAt } = proven;
     request.userId = user.id;
     request.gpodderUser = user;
     request.gpodderCredential = credential;
@@ -159,6 +160,11 @@ export class GpodderAuthGuard implements CanActivate {
       context.getClass(),
     ]);
     if (credential === 'basic' && !endsSession) await this.sessions.keep(request, reply, user, now);
+    // The cookie's own expiry follows the session's, which use renews (AuthStore.sessionOwner).
+    if (sessionExpiresAt !== undefined && cookie !== undefined && !endsSession) {
+      reply.header('Set-Cookie', sessionCookie(cookie, sessionExpiresAt, now, isHttps(request)));
+      request.gpodderSession = cookie;
+    }
     return true;
   }
 
@@ -169,7 +175,7 @@ export class GpodderAuthGuard implements CanActivate {
     cookie: string | undefined,
     pathUser: string,
     now: Date,
-  ): Promise<{ user: GpodderIdentity; credential: GpodderCredential } | null> {
+  ): Promise<{ user: GpodderIdentity; credential: GpodderCredential; sessionExpiresAt?: Date } | null> {
     if (header !== undefined) {
       const credentials = parseAuthorization(header);
       if (!credentials) return null;
@@ -183,7 +189,13 @@ export class GpodderAuthGuard implements CanActivate {
     }
     if (cookie === undefined) return null;
     const owner = await this.tokens.sessionOwner(cookie, now);
-    return owner ? { user: { id: owner.userId, name: owner.userName }, credential: 'session' } : null;
+    return owner
+      ? {
+          user: { id: owner.userId, name: owner.userName },
+          credential: 'session',
+          sessionExpiresAt: owner.expiresAt,
+        }
+      : null;
   }
 }
 
