@@ -251,8 +251,8 @@ export class AuthStore {
    * null; access, CLI and refresh tokens are not sessions. A session used past half its lifetime is
    * issued again in place, the same token for another lifetime from `now` (its `created_at` moves
    * with it): a client that keeps syncing keeps its session, written at most once per half
-   * lifetime. mygpoclient, for one, answers only a few 401s per process with its password and then
-   * gives up on the server. */
+   * lifetime. mygpoclient, for one, answers only three 401s with its password in a client's life.
+   */
   async sessionOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
     if (!isTokenShaped(token)) return null;
     const [row] = await this.rows<{ user_id: string; name: string; expires_at: Date }>(

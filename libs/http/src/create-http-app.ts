@@ -49,7 +49,7 @@ export async function createHttpApp(
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     },
     // `https://host//api/2/…`: what a client builds from a server address with a trailing slash
-    // (Kasts does); the proxies in front of gpodder.net merge such slashes too.
+    // (Kasts does), and what nginx, by default, would have merged on the way.
     routerOptions: { ignoreDuplicateSlashes: true },
     forceCloseConnections: 'idle',
     // Answered below with the error body and Retry-After instead of Fastify's own body.
