@@ -65,6 +65,7 @@ describe('openWhenReachable', () => {
           await answer(`${url}/health/ready`),
           await answer(`${url}/health/live`),
         );
+        seen.push((await fetch(`${url}/health/live`, { method: 'HEAD' })).status);
         throw Object.assign(new Error('There is no leader for this topic-partition'), {
           name: 'KafkaJSProtocolError',
           retriable: true,
@@ -89,6 +90,7 @@ describe('openWhenReachable', () => {
         },
       },
       { status: 200, retryAfter: null, body: { status: 'ok' } },
+      200,
     ]);
     expect(calls).toBe(3);
     expect(result?.opened).toBe(value);
