@@ -109,6 +109,13 @@ describe('GET /v1/subscriptions', () => {
     expect(response.body.per_page).toBe(100);
   });
 
+  it('answers an empty page, with total, for a page past the last however many digits it has', async () => {
+    await addMany(1);
+    const response = await list(`?page=${'9'.repeat(20)}&per_page=100`);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(expect.objectContaining({ total: 1, subscriptions: [] }));
+  });
+
   it('refuses page and per_page that are not integers >= 1, and since that is not a date-time', async () => {
     for (const query of [
       '?page=0',

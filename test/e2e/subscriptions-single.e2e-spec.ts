@@ -236,6 +236,9 @@ describe('one subscription: GET, PATCH and DELETE /v1/subscriptions/{guid}, GET 
         errorBody(404, 'Resource not found'),
       );
       expect((await as().get('/v1/deletions/999999999')).body).toEqual(errorBody(404, 'Resource not found'));
+      expect((await as().get(`/v1/deletions/${'9'.repeat(20)}`)).body).toEqual(
+        errorBody(404, 'Resource not found'),
+      );
       expect((await as().delete('/v1/subscriptions/nope')).status).toBe(405);
       for (const id of ['0', '-1', 'abc', '1.5']) {
         const response = await as().get(`/v1/deletions/${id}`);

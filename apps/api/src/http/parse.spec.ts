@@ -1,4 +1,4 @@
-import { parseDateTime } from './parse';
+import { parseDateTime, parsePositiveInteger } from './parse';
 
 const parse = (value: string) => parseDateTime(value, 'since');
 
@@ -48,5 +48,22 @@ describe('parseDateTime', () => {
     ])
       expect(() => parse(value)).toThrow('since must be an RFC 3339 date-time');
     expect(() => parseDateTime(20240101, 'since')).toThrow('since must be an RFC 3339 date-time');
+  });
+});
+
+describe('parsePositiveInteger', () => {
+  it('reads an integer >= 1 of any length, past the largest safe integer as that integer', () => {
+    expect(parsePositiveInteger('1', 'page')).toBe(1);
+    expect(parsePositiveInteger('007', 'page')).toBe(7);
+    expect(parsePositiveInteger('9007199254740991', 'page')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parsePositiveInteger('99999999999999999999', 'page')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parsePositiveInteger('9'.repeat(400), 'page')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parsePositiveInteger(undefined, 'page')).toBeUndefined();
+  });
+
+  it('refuses what is not an integer >= 1', () => {
+    for (const value of ['0', '000', '-1', '+1', '1.0', '1e3', ' 1', '', 'x', '0x10'])
+      expect(() => parsePositiveInteger(value, 'page')).toThrow('page must be an integer >= 1');
+    expect(() => parsePositiveInteger(3, 'page')).toThrow('page must be an integer >= 1');
   });
 });

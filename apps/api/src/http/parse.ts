@@ -38,12 +38,14 @@ export function parseGuid(value: unknown, name: string): string {
   return normalizeGuid(value);
 }
 
+/** A query or path integer >= 1, however many digits it has: one past Number.MAX_SAFE_INTEGER is
+ * read as MAX_SAFE_INTEGER, beyond every page and deletion id there is (an empty page, a 404). */
 export function parsePositiveInteger(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value) || Number(value) < 1) {
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || !/[1-9]/.test(value)) {
     throw new ValidationFailed(`${name} must be an integer >= 1`);
   }
-  return Number(value);
+  return Math.min(Number(value), Number.MAX_SAFE_INTEGER);
 }
 
 export function parseFeedUrl(value: unknown, name: string): string {
