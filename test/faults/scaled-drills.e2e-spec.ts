@@ -39,10 +39,10 @@ interface Process {
  * drill after another. Each drill measures the time from the fault (or from the dependency's
  * return) until every writer has had a write acknowledged again, and checks that every process not
  * killed is alive and ready. A process started while PostgreSQL or the broker is down must wait
- * for it, answering 503, and then serve on the same port. The last case checks what all the drills together must leave: every
- * acknowledged write in the log once and in the read model as answered, every other write at most
- * once, no answer other than 200, 503 (or a cut connection to the API that was killed), and
- * `castlog replay --verify` equal. */
+ * for it, answering 503, and then serve on the same port. The last case checks what all the drills
+ * together must leave: every acknowledged write in the log once and in the read model as answered,
+ * every other write at most once, no answer other than 200, 503 (or a cut connection to the API
+ * that was killed), and `castlog replay --verify` equal. */
 describe('fault drills: a scaled castlog under concurrent writes', () => {
   let dir: string;
   let postgres: RunningPostgres;

@@ -80,16 +80,13 @@ export async function createHttpApp(
   fastify.addHook('preClose', async () => {
     closing = true;
   });
-  fastify.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
-    void reply.header('connection', 'close');
-    throw new Unavailable(config.RETRY_AFTER_SECONDS, 'shutting down');
-  });
-  fastify.addHook('onRequest', async (request) => {
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (closing) {
+      void reply.header('connection', 'close');
+      throw new Unavailable(config.RETRY_AFTER_SECONDS, 'shutting down');
+    }
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
       throw new ValidationFailed('the Host header is missing');
-  });
-  fastify.addHook('onRequest', async (request) => {
     // No DELETE route reads a body, and Fastify would refuse an empty one labelled JSON, as some
     // clients label every request.
     if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];

@@ -27,6 +27,11 @@ const listening = (port: number) =>
     probe.listen({ host: '127.0.0.1', port }, () => probe.close(() => resolve(false)));
   });
 
+/** The stand-in's address, from the log line that announces it. */
+const standInUrl = (logged: readonly string[]) =>
+  /answering 503 on (http:\/\/\S+) until it is back/.exec(logged[0] ?? '')?.[1] ?? '';
+const standInPort = (logged: readonly string[]) => Number(new URL(standInUrl(logged)).port);
+
 const options = (signal = new AbortController().signal) => {
   const logged: string[] = [];
   return {
@@ -58,7 +63,7 @@ describe('openWhenReachable', () => {
       calls += 1;
       if (calls === 1) throw refused();
       if (calls === 2) {
-        const url = /answering 503 on (http:\/\/\S+) /.exec(given.logged[0] ?? '')?.[1];
+        const url = standInUrl(given.logged);
         seen.push(
           await answer(`${url}/v1/subscriptions`, { method: 'POST', body: '{"subscriptions":[]}' }),
           await answer(`${url}/api/2/subscriptions/alice.json`),
@@ -127,7 +132,7 @@ describe('openWhenReachable', () => {
         throw calls === 1 ? refused() : new Error('migration failed');
       }, given),
     ).rejects.toThrow('migration failed');
-    const port = Number(/:(\d+) until/.exec(given.logged[0] ?? '')?.[1]);
+    const port = standInPort(given.logged);
     expect(port).toBeGreaterThan(0);
     expect(await listening(port)).toBe(false);
   });
@@ -139,7 +144,7 @@ describe('openWhenReachable', () => {
       throw refused();
     }, given);
     while (given.logged.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-    const port = Number(/:(\d+) until/.exec(given.logged[0] ?? '')?.[1]);
+    const port = standInPort(given.logged);
     expect(await listening(port)).toBe(true);
     stop.abort();
     expect(await waiting).toBeUndefined();

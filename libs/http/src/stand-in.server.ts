@@ -25,10 +25,9 @@ export async function listenAsStandIn(
   const server: Server = createServer((request, response) => {
     // The body is not read: no route of the stand-in takes one.
     request.resume();
-    const live =
-      (request.method === 'GET' || request.method === 'HEAD') &&
-      request.url?.split('?')[0] === '/health/live';
-    const ready = request.url?.split('?')[0] === '/health/ready';
+    const path = request.url?.split('?')[0];
+    const live = (request.method === 'GET' || request.method === 'HEAD') && path === '/health/live';
+    const ready = path === '/health/ready';
     const [status, body, headers] = live
       ? [200, { status: 'ok' }, {}]
       : [

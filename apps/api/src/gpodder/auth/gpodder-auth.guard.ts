@@ -94,6 +94,16 @@ export class GpodderSessions {
       cookie !== undefined && current?.userId === user.id
         ? { token: cookie, expiresAt: current.expiresAt }
         : await this.store.issueSession(user.id, SESSION_TTL_MS, now);
+    this.send(request, reply, session, now);
+  }
+
+  /** Sets `session`'s cookie on the reply, with the session's expiry; `keep` then adds no other. */
+  send(
+    request: GpodderRequest,
+    reply: ReplyWithHeaders,
+    session: { token: string; expiresAt: Date },
+    now: Date,
+  ): void {
     reply.header('Set-Cookie', sessionCookie(session.token, session.expiresAt, now, isHttps(request)));
     request.gpodderSession = session.token;
   }
@@ -161,10 +171,8 @@ export class GpodderAuthGuard implements CanActivate {
     ]);
     if (credential === 'basic' && !endsSession) await this.sessions.keep(request, reply, user, now);
     // The cookie's own expiry follows the session's, which use renews (AuthStore.sessionOwner).
-    if (sessionExpiresAt !== undefined && cookie !== undefined && !endsSession) {
-      reply.header('Set-Cookie', sessionCookie(cookie, sessionExpiresAt, now, isHttps(request)));
-      request.gpodderSession = cookie;
-    }
+    if (sessionExpiresAt !== undefined && cookie !== undefined && !endsSession)
+      this.sessions.send(request, reply, { token: cookie, expiresAt: sessionExpiresAt }, now);
     return true;
   }
 
