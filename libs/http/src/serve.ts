@@ -8,6 +8,7 @@ import {
   openRuntime,
   requireScaled,
   runtimeLog,
+  startDatabaseServer,
 } from '@castlog/runtime';
 import { isUnavailableError, messageOf, retry } from '@castlog/supervision';
 import { DynamicModule } from '@nestjs/common';
@@ -39,26 +40,28 @@ export function serve(options: ServeOptions): void {
   const stopping = new AbortController();
   let stop: () => Promise<void> = async () => undefined;
   const run = async () => {
-    const reachable = await openWhenReachable(
-      () =>
-        openRuntime(config, {
-          log: runtimeLog(logger),
-          fatal: (reason) => {
-            logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
-            const exit = () => process.exit(1);
-            setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
-            void stop().then(exit, exit);
-          },
-        }),
-      {
-        host: config.HOST,
-        port: config.PORT,
-        retryAfterSeconds: config.RETRY_AFTER_SECONDS,
-        signal: stopping.signal,
-        log: (message) => logger.warn({ context: 'runtime' }, message),
+    const runtimeOptions = {
+      log: runtimeLog(logger),
+      fatal: (reason: string) => {
+        logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
+        const exit = () => process.exit(1);
+        setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
+        void stop().then(exit, exit);
       },
-    );
-    if (reachable === undefined) return;
+    };
+    // Started once: embedded PostgreSQL keeps running while the rest waits for Kafka.
+    const server = await startDatabaseServer(config, runtimeOptions);
+    const reachable = await openWhenReachable(() => openRuntime(config, { ...runtimeOptions, server }), {
+      host: config.HOST,
+      port: config.PORT,
+      retryAfterSeconds: config.RETRY_AFTER_SECONDS,
+      signal: stopping.signal,
+      log: (message) => logger.warn({ context: 'runtime' }, message),
+    }).catch(async (error: unknown) => {
+      await server.close();
+      throw error;
+    });
+    if (reachable === undefined) return server.close();
     const { opened: runtime, standIn } = reachable;
     const app = await createHttpApp(options.module(runtime), config, logger, { openApi: options.openApi });
     stop = () => closeGracefully(app, runtime, (message) => logger.info(message));

@@ -1,9 +1,14 @@
 import { loadConfig } from '@castlog/config';
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { EventEnvelope, EventLog } from '@castlog/event-log';
+import { findRunningPostgres, freePort } from '@castlog/infra';
+import { isUnavailableError } from '@castlog/supervision';
 import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createTestDatabase } from '../../../test/support/databases';
-import { openLogAndDatabase, openRuntime } from './open-runtime';
+import { openLogAndDatabase, openRuntime, startDatabaseServer } from './open-runtime';
 import { ProjectionStatus } from './operations/projection-status';
 
 /** Appends `n` events of one new user straight to the log. */
@@ -64,6 +69,55 @@ describe('openRuntime', () => {
       await v2.close();
     }
   });
+});
+
+/** What `serve` does while Kafka is out of reach at start-up: embedded PostgreSQL is started once,
+ * and each attempt to open the rest on it leaves it running. */
+describe('openRuntime on a database server it was given', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'castlog-runtime-'));
+    await chmod(dataDir, 0o755);
+  });
+  afterAll(async () => {
+    await findRunningPostgres(join(dataDir, 'postgres'))?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps embedded PostgreSQL running across failed attempts, opens on it, and stops it on close', async () => {
+    const postgresDir = join(dataDir, 'postgres');
+    const embedded = {
+      CASTLOG_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      KAFKA_TOPIC: `castlog-runtime-${randomUUID()}`,
+    };
+    const server = await startDatabaseServer(loadConfig(embedded));
+    const postmaster = findRunningPostgres(postgresDir)?.pid;
+    expect(postmaster).toBeGreaterThan(0);
+    try {
+      const unreachable = loadConfig({ ...embedded, KAFKA_BROKERS: `127.0.0.1:${await freePort()}` });
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const failure = await openRuntime(unreachable, { server }).catch((error: unknown) => error);
+        expect(isUnavailableError(failure)).toBe(true);
+        expect(findRunningPostgres(postgresDir)?.pid).toBe(postmaster);
+      }
+      const runtime = await openRuntime(
+        loadConfig({ ...embedded, KAFKA_BROKERS: process.env.KAFKA_BROKERS }),
+        {
+          server,
+        },
+      );
+      expect(runtime.mode).toBe('embedded');
+      expect(runtime.health).toBe(server.health);
+      expect(findRunningPostgres(postgresDir)?.pid).toBe(postmaster);
+      await append(runtime.eventLog, 1);
+      expect(runtime.health.current()).toEqual([]);
+      await runtime.close();
+    } finally {
+      await server.close();
+    }
+    expect(findRunningPostgres(postgresDir)).toBeUndefined();
+  }, 120_000);
 });
 
 describe('openLogAndDatabase', () => {

@@ -129,31 +129,73 @@ export interface RuntimeOptions {
   readonly fatal?: (reason: string) => void;
 }
 
-/** Opens what the apps run on: the read-model database (migrated) and the event log — Kafka when
- * KAFKA_BROKERS is set, else the PostgreSQL table log. Without DATABASE_URL, PostgreSQL is the
- * embedded one under CASTLOG_DATA_DIR, restarted when it dies. Every connection reports to one
- * DependencyHealth. */
-export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<OpenedRuntime> {
+/** Where a runtime's database lives: DATABASE_URL's server, or the embedded one under
+ * CASTLOG_DATA_DIR, started with the data directory's lock and restarted when it dies (reported to
+ * `health`). `close` stops what it started, once however often it is called. */
+export interface DatabaseServer {
+  readonly url: string;
+  readonly embedded: boolean;
+  readonly health: DependencyHealth;
+  close(): Promise<void>;
+}
+
+export async function startDatabaseServer(
+  config: Config,
+  options: RuntimeOptions = {},
+): Promise<DatabaseServer> {
   const log = options.log ?? ignoreLog;
-  const embedded = !config.DATABASE_URL;
   const health = new DependencyHealth();
   const { url, started, release } = await databaseUrl(config, {
     start: true,
     log: (line) => log('info', line),
   });
-  const cleanups: (() => Promise<void>)[] = [];
-  if (release) cleanups.push(async () => release());
-  if (started) {
-    const supervisor = superviseEmbeddedPostgres(started, {
+  const supervisor =
+    started &&
+    superviseEmbeddedPostgres(started, {
       dataDir: embeddedPostgresDir(config),
       component: COMPONENTS.embeddedServer,
       health,
       log,
       giveUp: (reason) => (options.fatal ?? ((text) => log('error', text)))(reason),
     });
-    cleanups.push(() => supervisor.stop());
+  let closed: Promise<void> | undefined;
+  const close = async () => {
+    await supervisor?.stop().catch((e) => log('warn', `while closing: ${String(e)}`));
+    release?.();
+  };
+  return { url, embedded: !config.DATABASE_URL, health, close: () => (closed ??= close()) };
+}
+
+/** Opens what the apps run on: the read-model database (migrated) and the event log — Kafka when
+ * KAFKA_BROKERS is set, else the PostgreSQL table log — on `options.server`, else on a server it
+ * starts (`startDatabaseServer`). Every connection reports to the server's DependencyHealth. The
+ * runtime's `close` stops the server too; a failure to open leaves a given server running, so that
+ * the caller can try again on it without restarting embedded PostgreSQL. */
+export async function openRuntime(
+  config: Config,
+  options: RuntimeOptions & { readonly server?: DatabaseServer } = {},
+): Promise<OpenedRuntime> {
+  const log = options.log ?? ignoreLog;
+  const server = options.server ?? (await startDatabaseServer(config, options));
+  try {
+    const runtime = await assemble(
+      config,
+      server.url,
+      config.DATABASE_POOL_SIZE,
+      { log, health: server.health, cleanups: [] },
+      server.embedded,
+    );
+    return {
+      ...runtime,
+      close: async () => {
+        await runtime.close();
+        await server.close();
+      },
+    };
+  } catch (error) {
+    if (options.server === undefined) await server.close();
+    throw error;
   }
-  return assemble(config, url, config.DATABASE_POOL_SIZE, { log, health, cleanups }, embedded);
 }
 
 /** The database and the event log without any consumer, for the CLI's replay and history: like
