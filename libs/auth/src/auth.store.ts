@@ -62,6 +62,20 @@ export interface TokenOwner {
   readonly expiresAt: Date;
 }
 
+/** A token that authenticates at `$2`: of a kind in `$3`, hashed as `$1`, neither revoked nor
+ * expired; with its owner's name. */
+const LIVE_TOKEN = `
+  SELECT t.id, t.user_id, u.name, t.created_at, t.expires_at
+    FROM castlog_auth.tokens t JOIN castlog_auth.users u ON u.id = t.user_id
+   WHERE t.token_hash = $1 AND t.kind = ANY($3::text[]) AND t.revoked_at IS NULL AND t.expires_at > $2`;
+
+type OwnerRow = { user_id: string; name: string; expires_at: Date };
+const ownerOf = (row: OwnerRow): TokenOwner => ({
+  userId: row.user_id,
+  userName: row.name,
+  expiresAt: row.expires_at,
+});
+
 /** How long a gpodder.net session lasts after it is issued (gpodder.net's Django default). */
 export const SESSION_TTL_MS = 14 * 24 * 3_600_000;
 /** Most live sessions a user keeps: issuing one more ends the one issued or renewed longest ago (a
@@ -255,12 +269,8 @@ export class AuthStore {
    */
   async sessionOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
     if (!isTokenShaped(token)) return null;
-    const [row] = await this.rows<{ user_id: string; name: string; expires_at: Date }>(
-      `WITH live AS (
-         SELECT t.id, t.user_id, u.name, t.created_at, t.expires_at
-           FROM castlog_auth.tokens t JOIN castlog_auth.users u ON u.id = t.user_id
-          WHERE t.token_hash = $1 AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > $2
-       ),
+    const [row] = await this.rows<OwnerRow>(
+      `WITH live AS (${LIVE_TOKEN}),
        renewed AS (
          UPDATE castlog_auth.tokens t
             SET created_at = $2, expires_at = $2::timestamptz + (live.expires_at - live.created_at)
@@ -270,9 +280,9 @@ export class AuthStore {
        )
        SELECT live.user_id, live.name, coalesce(renewed.expires_at, live.expires_at) AS expires_at
          FROM live LEFT JOIN renewed ON renewed.id = live.id`,
-      [hashToken(token), now],
+      [hashToken(token), now, ['session']],
     );
-    return row ? { userId: row.user_id, userName: row.name, expiresAt: row.expires_at } : null;
+    return row ? ownerOf(row) : null;
   }
 
   /** Ends a session: it no longer authenticates anywhere. With `userId`, only a session of that
@@ -294,14 +304,8 @@ export class AuthStore {
     now: Date,
   ): Promise<TokenOwner | null> {
     if (!isTokenShaped(token)) return null;
-    const [row] = await this.rows<{ user_id: string; name: string; expires_at: Date }>(
-      `SELECT t.user_id, u.name, t.expires_at
-         FROM castlog_auth.tokens t JOIN castlog_auth.users u ON u.id = t.user_id
-        WHERE t.token_hash = $1 AND t.kind = ANY($2::text[]) AND t.revoked_at IS NULL
-          AND t.expires_at > $3`,
-      [hashToken(token), kinds, now],
-    );
-    return row ? { userId: row.user_id, userName: row.name, expiresAt: row.expires_at } : null;
+    const [row] = await this.rows<OwnerRow>(LIVE_TOKEN, [hashToken(token), now, kinds]);
+    return row ? ownerOf(row) : null;
   }
 
   /** The user id when the password is right, otherwise null. An unknown user costs one scrypt too. */
