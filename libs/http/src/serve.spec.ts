@@ -158,4 +158,20 @@ describe('openWhenReachable', () => {
     }, options(late.signal));
     expect({ result, closed: value.closed }).toEqual({ result: undefined, closed: true });
   });
+
+  it('does not wait for an attempt under way when stopped, and closes what it opens afterwards', async () => {
+    const stop = new AbortController();
+    const given = options(stop.signal);
+    const value = opened();
+    let finish: (opened: typeof value) => void = () => undefined;
+    const attempt = new Promise<typeof value>((resolve) => (finish = resolve));
+    const waiting = openWhenReachable(() => attempt, given);
+    stop.abort();
+    expect(await waiting).toBeUndefined();
+    expect(value.closed).toBe(false);
+    finish(value);
+    await attempt;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(value.closed).toBe(true);
+  });
 });

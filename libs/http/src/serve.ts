@@ -92,7 +92,9 @@ export function serve(options: ServeOptions): void {
  * Retry-After (`listenAsStandIn`): no castlog process exits because a dependency is down when it
  * starts. Any other failure (a wrong password, a failed migration) is final. Answers the opened
  * value and the stand-in, which the caller closes just before listening on its port; or undefined
- * when `signal` aborts first, having closed whatever was opened. */
+ * when `signal` aborts first, having closed whatever was opened: an attempt under way then is not
+ * waited for (a broker out of reach holds one for its client's retries, about 10 s), and what it
+ * opens after all is closed as soon as it has. */
 export async function openWhenReachable<T extends { close(): Promise<void> }>(
   open: () => Promise<T>,
   options: {
@@ -108,7 +110,7 @@ export async function openWhenReachable<T extends { close(): Promise<void> }>(
 ): Promise<{ opened: T; standIn?: StandIn } | undefined> {
   let standIn: StandIn | undefined;
   try {
-    const opened = await retry(open, {
+    const opened = await retry(() => abandonedOnAbort(open(), options.signal), {
       initialMs: options.initialMs ?? 500,
       maxMs: options.maxMs ?? 5_000,
       signal: options.signal,
@@ -133,4 +135,30 @@ export async function openWhenReachable<T extends { close(): Promise<void> }>(
   }
   await standIn?.close();
   return undefined;
+}
+
+/** `attempt`'s value, or undefined as soon as `signal` aborts; a value that comes after that is
+ * closed. */
+function abandonedOnAbort<T extends { close(): Promise<void> }>(
+  attempt: Promise<T>,
+  signal: AbortSignal,
+): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    const abandon = () => {
+      attempt.then((late) => late.close()).catch(() => undefined);
+      resolve(undefined);
+    };
+    if (signal.aborted) return abandon();
+    signal.addEventListener('abort', abandon, { once: true });
+    attempt.then(
+      (value) => {
+        signal.removeEventListener('abort', abandon);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abandon);
+        reject(error);
+      },
+    );
+  });
 }
