@@ -1,5 +1,7 @@
 import { findRunningPostgres, freePort } from '@castlog/infra';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '../support/api-client';
@@ -125,4 +127,20 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     bumped.child.kill('SIGINT');
     expect((await bumped.exited(25_000)).code).toBe(0);
   }, 300_000);
+
+  it('exits 1 on a port in use, having stopped its PostgreSQL and released the data directory', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const { port } = taken.address() as { port: number };
+    try {
+      const blocked = startChild('embedded', { ...env, PORT: String(port) });
+      const exited = await blocked.exited(90_000);
+      expect(exited.code).toBe(1);
+      expect(blocked.output()).toMatch(/failed to start: listen EADDRINUSE/);
+      expect(findRunningPostgres(join(dataDir, 'postgres'))).toBeUndefined();
+      expect(existsSync(join(dataDir, 'castlog.pid'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
 });

@@ -63,10 +63,21 @@ export function serve(options: ServeOptions): void {
     });
     if (reachable === undefined) return server.close();
     const { opened: runtime, standIn } = reachable;
-    const app = await createHttpApp(options.module(runtime), config, logger, { openApi: options.openApi });
+    // A failure from here on (a port in use) closes what is open, embedded PostgreSQL included.
+    const app = await createHttpApp(options.module(runtime), config, logger, {
+      openApi: options.openApi,
+    }).catch(async (error: unknown) => {
+      await runtime.close();
+      throw error;
+    });
     stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
-    await standIn?.close();
-    await app.listen({ port: standIn?.port ?? config.PORT, host: config.HOST });
+    try {
+      await standIn?.close();
+      await app.listen({ port: standIn?.port ?? config.PORT, host: config.HOST });
+    } catch (error) {
+      await stop();
+      throw error;
+    }
     options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
   };
   const started = run();
