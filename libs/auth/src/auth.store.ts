@@ -78,10 +78,12 @@ const ownerOf = (row: OwnerRow): TokenOwner => ({
 
 /** How long a gpodder.net session lasts after it is issued (gpodder.net's Django default). */
 export const SESSION_TTL_MS = 14 * 24 * 3_600_000;
-/** Most live sessions a user keeps: issuing one more ends the one issued or renewed longest ago (a
- * client that ignores the cookie and sends Basic every time would otherwise add a row per request),
- * so a session in use (`sessionOwner` renews it) outlives those of clients long gone. A client
- * whose session ended this way answers the 401 with its password and gets a new one. */
+/** Most live sessions a user keeps: issuing one more ends one beyond it (a client that ignores the
+ * cookie and sends Basic every time would otherwise add a row per request). Sessions nobody has
+ * presented go first, newest kept; then those issued or renewed longest ago. So a client sending
+ * Basic without keeping the cookie cannot push out the session of a client that uses its own, and
+ * a session in use (`sessionOwner` renews it) outlives those of clients long gone. A client whose
+ * session ended this way answers the 401 with its password and gets a new one. */
 export const MAX_SESSIONS_PER_USER = 100;
 /** Most ended or expired sessions (of any user) one issue sweeps away. */
 const SESSION_SWEEP_BATCH = 100;
@@ -248,7 +250,7 @@ export class AuthStore {
                (SELECT id FROM castlog_auth.tokens
                  WHERE user_id = $1::uuid AND kind = 'session' AND revoked_at IS NULL
                    AND expires_at > $4::timestamptz
-                 ORDER BY created_at DESC, id OFFSET ${MAX_SESSIONS_PER_USER - 1}))
+                 ORDER BY used_at IS NULL, created_at DESC, id OFFSET ${MAX_SESSIONS_PER_USER - 1}))
            )
            INSERT INTO castlog_auth.tokens (user_id, token_hash, kind, created_at, expires_at)
            SELECT u.id, $2::text, 'session', $4::timestamptz, $3::timestamptz
@@ -266,16 +268,24 @@ export class AuthStore {
    * issued again in place, the same token for another lifetime from `now` (its `created_at` moves
    * with it): a client that keeps syncing keeps its session, written at most once per half
    * lifetime. mygpoclient, for one, answers only three 401s with its password in a client's life.
+   * Its first use and each renewal set `used_at`, which the cap on a user's sessions reads.
    */
   async sessionOwner(token: string, now: Date = new Date()): Promise<TokenOwner | null> {
     if (!isTokenShaped(token)) return null;
     const [row] = await this.rows<OwnerRow>(
       `WITH live AS (${LIVE_TOKEN}),
+       due AS (
+         SELECT live.id, live.expires_at - $2::timestamptz < (live.expires_at - live.created_at) / 2 AS renew,
+                $2::timestamptz + (live.expires_at - live.created_at) AS renewed_expiry
+           FROM live
+       ),
        renewed AS (
          UPDATE castlog_auth.tokens t
-            SET created_at = $2, expires_at = $2::timestamptz + (live.expires_at - live.created_at)
-           FROM live
-          WHERE t.id = live.id AND live.expires_at - $2::timestamptz < (live.expires_at - live.created_at) / 2
+            SET used_at = $2,
+                created_at = CASE WHEN due.renew THEN $2 ELSE t.created_at END,
+                expires_at = CASE WHEN due.renew THEN due.renewed_expiry ELSE t.expires_at END
+           FROM due
+          WHERE t.id = due.id AND (due.renew OR t.used_at IS NULL)
          RETURNING t.id, t.expires_at
        )
        SELECT live.user_id, live.name, coalesce(renewed.expires_at, live.expires_at) AS expires_at

@@ -2,6 +2,7 @@ import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables'
 import { TokenChangeNotices1732400000004 } from './migrations/1732400000004-token-change-notices';
 import { RateLimitBuckets1732400000005 } from './migrations/1732400000005-rate-limit-buckets';
 import { SessionTokens1732400000007 } from './migrations/1732400000007-session-tokens';
+import { SessionUse1732400000009 } from './migrations/1732400000009-session-use';
 
 export * from './auth.store';
 export * from './credentials';
@@ -14,6 +15,7 @@ export {
   TokenChangeNotices1732400000004,
   RateLimitBuckets1732400000005,
   SessionTokens1732400000007,
+  SessionUse1732400000009,
 };
 
 /** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash). */
@@ -25,4 +27,5 @@ export const authMigrations = [
   TokenChangeNotices1732400000004,
   RateLimitBuckets1732400000005,
   SessionTokens1732400000007,
+  SessionUse1732400000009,
 ];

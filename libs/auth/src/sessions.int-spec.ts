@@ -184,6 +184,29 @@ describe('sessions', () => {
     expect(kept).not.toContain(oldestUnused.token_hash);
   });
 
+  it('issued end sessions nobody has presented before one in use, however many are issued', async () => {
+    const user = await freshUser();
+    const inUse = await store.issueSession(user.id, 24 * HOUR, T0);
+    // Presented once, well before half its lifetime: used, not renewed.
+    expect(await store.sessionOwner(inUse.token, at(HOUR))).not.toBeNull();
+    const [row] = await dataSource.query(
+      `SELECT used_at, created_at FROM castlog_auth.tokens WHERE token_hash = $1`,
+      [hashToken(inUse.token)],
+    );
+    expect(row).toEqual({ used_at: at(HOUR), created_at: T0 });
+    // A client sending Basic without keeping the cookie: a new session per request.
+    const unused: string[] = [];
+    for (let i = 0; i < MAX_SESSIONS_PER_USER + 20; i += 1)
+      unused.push((await store.issueSession(user.id, 24 * HOUR, at(2 * HOUR + i))).token);
+    const kept = (await sessionsOf(user.id)).map((session) => session.token_hash);
+    expect(kept).toHaveLength(MAX_SESSIONS_PER_USER);
+    expect(kept).toContain(hashToken(inUse.token));
+    expect(kept).toEqual(
+      expect.arrayContaining(unused.slice(-(MAX_SESSIONS_PER_USER - 1)).map((token) => hashToken(token))),
+    );
+    expect(await store.sessionOwner(inUse.token, at(3 * HOUR))).not.toBeNull();
+  });
+
   it(`issued end the user's oldest live sessions beyond ${MAX_SESSIONS_PER_USER}`, async () => {
     const user = await freshUser();
     const other = await freshUser();

@@ -30,6 +30,7 @@ describe('openDatabaseAt', () => {
       'ReadModel_castlog_1732400000006',
       'ReadModel_castlog_1732400000008',
       'SessionTokens1732400000007',
+      'SessionUse1732400000009',
       'TokenChangeNotices1732400000004',
     ]);
     const [tables] = await first!.dataSource.query(
@@ -49,7 +50,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000002');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000008');
-    expect((await recorded(v2)).length).toBe(12);
+    expect((await recorded(v2)).length).toBe(13);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

@@ -16,6 +16,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_1732400000006',
       'ReadModel_castlog_1732400000008',
       'SessionTokens1732400000007',
+      'SessionUse1732400000009',
     ]);
     expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
   });

@@ -2,6 +2,7 @@ import {
   AuthTables1732400000000,
   RateLimitBuckets1732400000005,
   SessionTokens1732400000007,
+  SessionUse1732400000009,
   TokenChangeNotices1732400000004,
 } from '@castlog/auth';
 import { EventLogTable1732400000001 } from '@castlog/event-log';
@@ -28,6 +29,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     RateLimitBuckets1732400000005,
     ...readModelMigrations(schema),
     SessionTokens1732400000007,
+    SessionUse1732400000009,
   ];
 }
 

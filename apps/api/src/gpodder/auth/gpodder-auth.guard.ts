@@ -123,10 +123,11 @@ export const isHttps = (request: GpodderRequest): boolean => request.protocol ==
 /** Authenticates a gpodder.net request by `Authorization: Basic` (castlog user name and password),
  * `Authorization: Bearer` (access or CLI token, as on /v1), or the session cookie when there is no
  * Authorization header; the route's `:user` must be the authenticated user's name. Anything else
- * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. Then the per-user
- * rate limit, shared with /v1 (429 with Retry-After). A request authenticated by Basic gets the
- * session cookie in its response (except on a route marked `EndsSession`), as on gpodder.net; one
- * authenticated by the cookie gets it again with the session's expiry, which use renews.
+ * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. A request
+ * authenticated by Basic gets the session cookie in its response (except on a route marked
+ * `EndsSession`), as on gpodder.net; one authenticated by the cookie gets it again with the
+ * session's expiry, which use renews. Then the per-user rate limit, shared with /v1 (429 with
+ * Retry-After, the cookie kept).
  * Failed credentials count against the client address as on /v1: past RATE_LIMIT_PER_MINUTE
  * failures, requests with credentials answer 429 before any password is checked. */
 @Injectable()
@@ -163,16 +164,18 @@ export class GpodderAuthGuard implements CanActivate {
     request.userId = user.id;
     request.gpodderUser = user;
     request.gpodderCredential = credential;
-    const retryAfterSeconds = await this.limiter.take(`user:${user.id}`);
-    if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
     const endsSession = this.reflector.getAllAndOverride<boolean | undefined>(ENDS_SESSION, [
       context.getHandler(),
       context.getClass(),
     ]);
+    // Before the rate limit: a 429 to a Basic request carries the cookie too, so that the client
+    // need not spend one of its few password answers on the next request.
     if (credential === 'basic' && !endsSession) await this.sessions.keep(request, reply, user, now);
     // The cookie's own expiry follows the session's, which use renews (AuthStore.sessionOwner).
     if (sessionExpiresAt !== undefined && cookie !== undefined && !endsSession)
       this.sessions.send(request, reply, { token: cookie, expiresAt: sessionExpiresAt }, now);
+    const retryAfterSeconds = await this.limiter.take(`user:${user.id}`);
+    if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
     return true;
   }
 

@@ -276,4 +276,23 @@ describe('with a rate limit of 2 a minute', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(29);
     expect((await get(bob)).statusCode).toBe(200);
   });
+
+  it('sets the session cookie on a 429 to a Basic request as on any other answer to one', async () => {
+    const app = await startApp(2);
+    const user = await freshUser();
+    const get = () =>
+      app.inject({
+        method: 'GET',
+        url: `/api/2/whoami/${user.name}/phone.json`,
+        headers: { authorization: basic(user.name, user.password) },
+      });
+    expect((await get()).statusCode).toBe(200);
+    expect((await get()).statusCode).toBe(200);
+    const limited = await get();
+    expect(limited.statusCode).toBe(429);
+    const cookie = String(limited.headers['set-cookie']);
+    expect(cookie).toMatch(/^sessionid=[^;]+;/);
+    const token = cookie.slice('sessionid='.length, cookie.indexOf(';'));
+    expect((await store.sessionOwner(token))?.userId).toBe(user.id);
+  });
 });
