@@ -1,14 +1,30 @@
 import { findRunningPostgres, freePort, isAlive } from '@castlog/infra';
+import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient } from '../support/api-client';
+import { ApiClient, ApiResponse } from '../support/api-client';
 import { feed, guid } from '../support/contract';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
 import { terminateBackends } from '../support/databases';
 import { poll } from '../support/until';
 
 const READY = /castlog ready in \d+ ms at (http:\/\/\S+);/;
+
+/** The processes whose parent is `pid` (Linux: the fourth field of /proc/<pid>/stat). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
 
 /** `npm start` (the built embedded app) when its own PostgreSQL loses every connection, and when
  * its postmaster is killed: the process stays up, answers 503 meanwhile, restarts PostgreSQL on the
@@ -50,6 +66,7 @@ describe('embedded mode under PostgreSQL faults', () => {
       PORT: String(await freePort()),
       LOG_LEVEL: 'info',
       READ_YOUR_WRITES_TIMEOUT: '3s',
+      REQUEST_TIMEOUT: '6s',
     });
     castlog = startChild('embedded', env);
     const [, url] = await castlog.waitForOutput(READY, 90_000);
@@ -93,6 +110,37 @@ describe('embedded mode under PostgreSQL faults', () => {
       (listed.body.subscriptions as { guid: string; feed_url: string }[]).map((s) => [s.guid, s.feed_url]),
     );
     expect(acknowledged.filter((w) => present.get(w.guid) !== w.feedUrl)).toEqual([]);
+  }, 90_000);
+
+  it('answers 503 with Retry-After while its PostgreSQL stops answering, and serves again once it answers', async () => {
+    const server = findRunningPostgres(postgresDir())!;
+    // Paused, not gone: connections stay open and the kernel still acknowledges them, so a query
+    // sent on a pooled connection gets no error, only no answer.
+    const paused = [server.pid, ...childrenOf(server.pid)];
+    for (const pid of paused) process.kill(pid, 'SIGSTOP');
+    let answers: ApiResponse[];
+    try {
+      const basic = `Basic ${Buffer.from('faulty:a long enough password').toString('base64')}`;
+      answers = await Promise.all([
+        ...Array.from({ length: 6 }, () => api.get('/v1/subscriptions')),
+        api.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed('paused') }] }),
+        api.get('/v1/subscriptions', { authorization: basic }),
+        api.get('/api/2/devices/faulty.json', { authorization: basic }),
+        api.post('/v1/auth/login', { username: 'faulty', password: 'a long enough password' }),
+      ]);
+    } finally {
+      for (const pid of paused) process.kill(pid, 'SIGCONT');
+    }
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
+    for (const answer of answers) {
+      expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(answer.body).toEqual({ code: '503', message: expect.stringMatching(/^Service unavailable/) });
+    }
+    const seconds = await recovery('a write to be acknowledged after PostgreSQL answered again');
+    console.log(
+      `[embedded faults] PostgreSQL paused: a write was acknowledged ${seconds} s after it resumed`,
+    );
+    expect(castlog.child.exitCode).toBeNull();
   }, 90_000);
 
   it('still stops cleanly on SIGTERM, leaving no PostgreSQL running', async () => {

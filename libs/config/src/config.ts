@@ -51,6 +51,9 @@ export const configSchema = z.object({
   PROJECTION_VERSION: int(1, 9999).default(1),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
   READ_YOUR_WRITES_TIMEOUT: duration.default('5s'),
+  /** The longest a request may go unanswered: then 503 with Retry-After, whatever it waits for (a
+   * PostgreSQL that stopped answering on a connection already open, say). */
+  REQUEST_TIMEOUT: duration.refine((ms) => ms > 0, 'must be more than 0').default('15s'),
   READY_MAX_PROJECTION_LAG: int(0).default(10_000),
   RETRY_AFTER_SECONDS: int(1, 3600).default(1),
   RATE_LIMIT_PER_MINUTE: int(0).default(600),

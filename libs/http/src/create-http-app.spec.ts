@@ -55,4 +55,35 @@ describe('createHttpApp', () => {
       '{"code":"503","message":"Service unavailable, retry later: shutting down"}',
     );
   });
+
+  it('answers a request still unanswered after REQUEST_TIMEOUT with 503 and Retry-After, and serves on', async () => {
+    const app = await createHttpApp(
+      SlowModule,
+      loadConfig({ RETRY_AFTER_SECONDS: '2', REQUEST_TIMEOUT: '300ms' }),
+    );
+    await app.init();
+    const fastify = app.getHttpAdapter().getInstance();
+    try {
+      const inFlight = new Promise<void>((resolve) => (entered = resolve));
+      const started = Date.now();
+      const stuck = fastify.inject({ method: 'GET', url: '/slow' });
+      await inFlight;
+      const answer = await stuck;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      expect(answer.statusCode).toBe(503);
+      expect(answer.headers['retry-after']).toBe('2');
+      expect(answer.json()).toEqual({
+        code: '503',
+        message: 'Service unavailable, retry later: no answer within 300 ms',
+      });
+      // The handler ending late changes nothing; the next request is answered as usual.
+      release();
+      const next = fastify.inject({ method: 'GET', url: '/slow' });
+      await new Promise<void>((resolve) => (entered = resolve));
+      release();
+      expect((await next).json()).toEqual({ done: true });
+    } finally {
+      await app.close();
+    }
+  });
 });

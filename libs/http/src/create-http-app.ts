@@ -8,7 +8,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { Unavailable, ValidationFailed } from './errors';
+import { errorBody, Unavailable, ValidationFailed } from './errors';
 import {
   answerClientError,
   answerFrameworkError,
@@ -91,6 +91,7 @@ export async function createHttpApp(
     // clients label every request.
     if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
   });
+  answerWithinDeadline(fastify, config.REQUEST_TIMEOUT, config.RETRY_AFTER_SECONDS);
   readTextBodies(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
   fastify.addHook('onSend', async (request, reply) => {
@@ -104,6 +105,33 @@ export async function createHttpApp(
   });
   if (options.openApi) setUpOpenApi(app, options.openApi);
   return app;
+}
+
+/** A request still unanswered after `timeoutMs` answers 503 with Retry-After: a dependency that
+ * stops answering on a connection already open (a paused PostgreSQL, a network that drops packets
+ * without a reset) would otherwise hold it, guards included, until the peer came back. What the
+ * request started goes on; its late answer is dropped (Fastify logs it), and a write it appended
+ * applies as after any 503. */
+function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retryAfterSeconds: number): void {
+  const deadlines = new WeakMap<object, NodeJS.Timeout>();
+  fastify.addHook('onRequest', async (request, reply) => {
+    const deadline = setTimeout(() => {
+      if (reply.sent || request.raw.destroyed) return;
+      request.log.warn({ timeoutMs }, 'request unanswered in time: 503');
+      void reply
+        .code(503)
+        .header('retry-after', String(retryAfterSeconds))
+        .send(errorBody(503, `no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    deadline.unref();
+    deadlines.set(request, deadline);
+  });
+  fastify.addHook('onResponse', async (request) => {
+    clearTimeout(deadlines.get(request));
+  });
+  fastify.addHook('onRequestAbort', async (request) => {
+    clearTimeout(deadlines.get(request));
+  });
 }
 
 const hasBody = (headers: IncomingHttpHeaders): boolean =>
