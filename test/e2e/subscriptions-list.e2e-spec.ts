@@ -89,7 +89,12 @@ describe('GET /v1/subscriptions', () => {
     const next = new URL(first.body.next);
     expect(next.origin).toBe(new URL(app.url).origin);
     expect(next.pathname).toBe('/v1/subscriptions');
-    expect(Object.fromEntries(next.searchParams)).toEqual({ since, page: '2', per_page: '2' });
+    expect(Object.fromEntries(next.searchParams)).toEqual({
+      since,
+      page: '2',
+      per_page: '2',
+      after: expect.stringMatching(/^\d+_[0-9a-f-]{36}$/),
+    });
     const second = await app.as(alice).get(first.body.next);
     const third = await app.as(alice).get(second.body.next);
     expect(third.body.next).toBeUndefined();
@@ -102,6 +107,33 @@ describe('GET /v1/subscriptions', () => {
     expect(past.status).toBe(200);
     expect(past.body.subscriptions).toEqual([]);
     expect(past.body.total).toBe(5);
+  });
+
+  it('follows next links past a change made between two pages without losing a subscription', async () => {
+    const guids = await addMany(4);
+    const first = await list('?per_page=2');
+    expect(first.body.subscriptions.map((s: { guid: string }) => s.guid)).toEqual(guids.slice(0, 2));
+    // Another client changes the first item: it moves to the end of the order.
+    const changed = await app.as(alice).patch(`/v1/subscriptions/${guids[0]}`, { is_subscribed: false });
+    expect(changed.status).toBe(200);
+    const second = await app.as(alice).get(first.body.next);
+    const third = second.body.next ? await app.as(alice).get(second.body.next) : undefined;
+    const rest = [second, ...(third ? [third] : [])].flatMap((r) =>
+      r.body.subscriptions.map((s: { guid: string }) => s.guid),
+    );
+    expect(rest).toEqual([guids[2], guids[3], guids[0]]);
+    expect((third ?? second).body.next).toBeUndefined();
+  });
+
+  it('refuses an after that no next link carries', async () => {
+    for (const after of ['x', '12', `12_${guid()}_1`, '1_not-a-guid', `${'9'.repeat(16)}_${guid()}`]) {
+      const response = await list(`?after=${encodeURIComponent(after)}`);
+      expect(response.status).toBe(405);
+      expect(response.body).toEqual({
+        code: '405',
+        message: 'Input could not be validated: after must be the value a next link carries',
+      });
+    }
   });
 
   it('serves per_page above 100 as 100 and reports it', async () => {

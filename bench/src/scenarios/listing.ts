@@ -29,17 +29,21 @@ export interface ListingOptions {
 }
 
 /** The list query of SubscriptionsQuery.list (libs/read-model/src/queries/subscriptions.query.ts)
- * with `since` given, as it sends it: the baseline runs this statement alone. */
+ * with `since` given and a page by number (one row more than the page, no cursor), as it sends it:
+ * the baseline runs this statement alone. */
 const listSql = (s: string) =>
-  `SELECT sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed, sub.deleted,
-          sub.merged_into, sub.latest_guid,
-          coalesce((SELECT g.guid FROM ${s}.subscription_guids g
-                     WHERE g.user_id = sub.user_id AND g.subscription_id = sub.id AND g.since <= $2
-                     ORDER BY g.position DESC LIMIT 1), sub.id) AS shown_guid,
-          count(*) OVER () AS total
-     FROM ${s}.subscriptions sub
-    WHERE sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time > $2::bigint)
-    ORDER BY sub.change_time, shown_guid
+  `SELECT * FROM (
+     SELECT sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed, sub.deleted,
+            sub.merged_into, sub.latest_guid,
+            coalesce((SELECT g.guid FROM ${s}.subscription_guids g
+                       WHERE g.user_id = sub.user_id AND g.subscription_id = sub.id AND g.since <= $2
+                       ORDER BY g.position DESC LIMIT 1), sub.id) AS shown_guid,
+            sub.change_time, count(*) OVER () AS total
+       FROM ${s}.subscriptions sub
+      WHERE sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time > $2::bigint)
+   ) listed
+    WHERE $5::bigint IS NULL OR (listed.change_time, listed.shown_guid) > ($5::bigint, $6::uuid)
+    ORDER BY listed.change_time, listed.shown_guid
     LIMIT $3 OFFSET $4`;
 
 /** One user with 10,000 subscriptions, `since` near the end: GET pages of 100 over HTTP (Bearer
@@ -116,7 +120,7 @@ export async function listingScenario(infra: BenchInfra, options: ListingOptions
             const begin = performance.now();
             if (begin >= stopAt) return;
             const page = (client + sequence * options.concurrency) % pages;
-            const { rows } = await pool.query(sql, [user.id, sinceMs, 100, page * 100]);
+            const { rows } = await pool.query(sql, [user.id, sinceMs, 101, page * 100, null, null]);
             if (rows.length === 0) throw new Error('listing: the baseline statement found nothing');
             const end = performance.now();
             if (begin < measureFrom) continue;

@@ -1,4 +1,4 @@
-import { ActiveProjection, Database, SubscriptionsQuery } from '@castlog/read-model';
+import { ActiveProjection, Database, PageCursor, SubscriptionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import {
@@ -31,6 +31,7 @@ import {
 } from './subscription.presenter';
 import {
   AddSubscriptionsRequest,
+  formatCursor,
   parseAddItems,
   parseListQuery,
   parseUpdate,
@@ -85,6 +86,14 @@ export class SubscriptionsController {
     required: false,
     schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
   })
+  @ApiQuery({
+    name: 'after',
+    required: false,
+    description:
+      "Set by `next` links: the page starts after the previous page's last item (its change time and guid), " +
+      'so that a change made between two pages shifts nothing past it. Takes precedence over `page`.',
+    schema: { type: 'string', pattern: '^[0-9]{1,15}_[0-9a-f-]{36}$' },
+  })
   @ApiOkResponse({ type: SubscriptionPageBody })
   @ApiValidationFailedResponse()
   async list(
@@ -92,13 +101,14 @@ export class SubscriptionsController {
     @Query() rawQuery: Record<string, unknown>,
     @BaseUrl() baseUrl: string,
   ): Promise<SubscriptionPageBody> {
-    const { since, sinceText, page, perPage } = parseListQuery(rawQuery);
-    const result = await this.query.list(userId, since, page, perPage);
-    const link = (target: number) => {
+    const { since, sinceText, page, perPage, after } = parseListQuery(rawQuery);
+    const result = await this.query.list(userId, since, { page, perPage, ...(after ? { after } : {}) });
+    const link = (target: number, cursor?: PageCursor) => {
       const params = new URLSearchParams();
       if (sinceText !== undefined) params.set('since', sinceText);
       params.set('page', String(target));
       params.set('per_page', String(perPage));
+      if (cursor) params.set('after', formatCursor(cursor));
       return `${baseUrl}/v1/subscriptions?${params.toString()}`;
     };
     const body: SubscriptionPageBody = {
@@ -107,7 +117,8 @@ export class SubscriptionsController {
       per_page: perPage,
       subscriptions: result.items.map(presentSubscription),
     };
-    if (page * perPage < result.total) body.next = link(page + 1);
+    // `next` continues after this page's last item, so changes made meanwhile shift nothing past it.
+    if (result.next) body.next = link(page + 1, result.next);
     if (page > 1) body.previous = link(Math.min(page - 1, Math.max(1, Math.ceil(result.total / perPage))));
     return body;
   }

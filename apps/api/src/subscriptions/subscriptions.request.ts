@@ -1,4 +1,5 @@
 import { AddItem } from '@castlog/domain';
+import type { PageCursor } from '@castlog/read-model';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import { ValidationFailed } from '../http/errors';
@@ -79,6 +80,19 @@ export interface ListQuery {
   readonly sinceText?: string;
   readonly page: number;
   readonly perPage: number;
+  readonly after?: PageCursor;
+}
+
+/** A `next` link's `after`: the change time (ms) and the guid of the last item before it. */
+const CURSOR = /^(\d{1,15})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+export const formatCursor = (cursor: PageCursor): string => `${cursor.changeTime}_${cursor.guid}`;
+
+function parseCursor(value: unknown): PageCursor | undefined {
+  if (value === undefined) return undefined;
+  const match = typeof value === 'string' ? CURSOR.exec(value) : null;
+  if (!match) throw new ValidationFailed('after must be the value a next link carries');
+  return { changeTime: Number(match[1]), guid: match[2]! };
 }
 
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
@@ -94,10 +108,12 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
     parsePositiveInteger(single('per_page'), 'per_page') ?? DEFAULT_PER_PAGE,
     MAX_PER_PAGE,
   );
+  const after = parseCursor(single('after'));
   return {
     since: since ?? null,
     ...(typeof sinceText === 'string' ? { sinceText } : {}),
     page,
     perPage,
+    ...(after ? { after } : {}),
   };
 }

@@ -64,7 +64,7 @@ describe('read-model queries', () => {
     const query = () => new SubscriptionsQuery(database.dataSource, readModel);
 
     it('lists by change time, each with its latest guid after merges', async () => {
-      const page = await query().list(U, null, 1, 10);
+      const page = await query().list(U, null, { page: 1, perPage: 10 });
       expect(page.total).toBe(3);
       expect(page.items).toEqual([
         expect.objectContaining({ guid: B1, newGuid: A2, feedUrl: 'https://b.example/rss', deleted: null }),
@@ -74,7 +74,7 @@ describe('read-model queries', () => {
     });
 
     it('lists what changed after `since`, with the guid each had at `since`', async () => {
-      const page = await query().list(U, 150, 1, 10);
+      const page = await query().list(U, 150, { page: 1, perPage: 10 });
       expect(page.items.map((item) => [item.guid, item.newGuid])).toEqual([
         [A1, A2],
         [C1, null],
@@ -83,9 +83,37 @@ describe('read-model queries', () => {
     });
 
     it('pages, and counts the total on a page past the end', async () => {
-      expect((await query().list(U, null, 2, 2)).items.map((item) => item.guid)).toEqual([C1]);
-      expect(await query().list(U, null, 3, 2)).toEqual({ total: 3, items: [] });
-      expect(await query().list(OTHER, null, 1, 10)).toEqual({ total: 0, items: [] });
+      expect((await query().list(U, null, { page: 2, perPage: 2 })).items.map((item) => item.guid)).toEqual([
+        C1,
+      ]);
+      expect(await query().list(U, null, { page: 3, perPage: 2 })).toEqual({ total: 3, items: [] });
+      expect(await query().list(OTHER, null, { page: 1, perPage: 10 })).toEqual({ total: 0, items: [] });
+    });
+
+    it('pages after a cursor: a change between two pages shifts nothing past it', async () => {
+      const first = await query().list(U, null, { page: 1, perPage: 2 });
+      expect(first.items.map((item) => item.guid)).toEqual([B1, A1]);
+      expect(first.next).toEqual({ changeTime: 200, guid: A1 });
+      const sql = database.dataSource;
+      // B changes after the first page was read: it moves to the end of the order.
+      await sql.query(`UPDATE ${S}.subscriptions SET subscription_changed = 400 WHERE id = $1`, [B1]);
+      try {
+        const byCursor = await query().list(U, null, { page: 2, perPage: 2, after: first.next! });
+        expect(byCursor.items.map((item) => item.guid)).toEqual([C1, B1]);
+        expect(byCursor.total).toBe(3);
+        expect(byCursor.next).toBeUndefined();
+        // By number, the same page now starts one later and C is on neither page.
+        const byNumber = await query().list(U, null, { page: 2, perPage: 2 });
+        expect(byNumber.items.map((item) => item.guid)).toEqual([B1]);
+        const past = await query().list(U, null, {
+          page: 3,
+          perPage: 2,
+          after: { changeTime: 400, guid: B1 },
+        });
+        expect(past).toEqual({ total: 3, items: [] });
+      } finally {
+        await sql.query(`UPDATE ${S}.subscriptions SET subscription_changed = 150 WHERE id = $1`, [B1]);
+      }
     });
 
     it('gets a subscription by any of its guids, following merges', async () => {

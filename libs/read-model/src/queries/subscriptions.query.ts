@@ -13,9 +13,27 @@ export interface SubscriptionView {
   readonly deleted: Instant | null;
 }
 
+/** Where a page ends in the listing's order: the change time and the guid shown of its last item.
+ * The next page starts after it, so a change made between two pages, which moves its subscription
+ * to the end, shifts nothing past it: every subscription still comes on a later page. */
+export interface PageCursor {
+  readonly changeTime: Instant;
+  readonly guid: string;
+}
+
 export interface SubscriptionPage {
   readonly total: number;
   readonly items: readonly SubscriptionView[];
+  /** The cursor after this page's last item when more follow it; absent on the last page. */
+  readonly next?: PageCursor;
+}
+
+/** Which page of the listing: by number (`page`, counted from 1), or the `perPage` items after a
+ * cursor. */
+export interface PageRequest {
+  readonly page: number;
+  readonly perPage: number;
+  readonly after?: PageCursor;
 }
 
 interface Row {
@@ -28,6 +46,7 @@ interface Row {
   merged_into: string | null;
   latest_guid: string;
   shown_guid: string;
+  change_time: string;
   total: string;
 }
 
@@ -43,13 +62,9 @@ export class SubscriptionsQuery {
 
   /** Subscriptions changed after `since` (all without it), ordered by change time then the guid
    * shown; `guid` is the guid the subscription had at `since` (its first without), `newGuid` its
-   * latest guid, following merges. */
-  async list(
-    userId: string,
-    since: Instant | null,
-    page: number,
-    perPage: number,
-  ): Promise<SubscriptionPage> {
+   * latest guid, following merges. `total` counts every one, whichever page. */
+  async list(userId: string, since: Instant | null, request: PageRequest): Promise<SubscriptionPage> {
+    const { page, perPage, after } = request;
     const s = quoteIdent(this.readModel.schema);
     const shownGuid =
       since === null
@@ -57,17 +72,35 @@ export class SubscriptionsQuery {
         : `coalesce((SELECT g.guid FROM ${s}.subscription_guids g
                       WHERE g.user_id = sub.user_id AND g.subscription_id = sub.id AND g.since <= $2
                       ORDER BY g.position DESC LIMIT 1), sub.id)`;
-    const rows: Row[] = await this.dataSource.query(
-      `SELECT sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed, sub.deleted,
-              sub.merged_into, sub.latest_guid, ${shownGuid} AS shown_guid, count(*) OVER () AS total
-         FROM ${s}.subscriptions sub
-        WHERE sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time > $2::bigint)
-        ORDER BY sub.change_time, shown_guid
+    // One row more than the page tells whether another page follows.
+    const fetched: Row[] = await this.dataSource.query(
+      `SELECT * FROM (
+         SELECT sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed, sub.deleted,
+                sub.merged_into, sub.latest_guid, ${shownGuid} AS shown_guid, sub.change_time,
+                count(*) OVER () AS total
+           FROM ${s}.subscriptions sub
+          WHERE sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time > $2::bigint)
+       ) listed
+        WHERE $5::bigint IS NULL OR (listed.change_time, listed.shown_guid) > ($5::bigint, $6::uuid)
+        ORDER BY listed.change_time, listed.shown_guid
         LIMIT $3 OFFSET $4`,
-      [userId, since, perPage, (page - 1) * perPage],
+      [
+        userId,
+        since,
+        perPage + 1,
+        after ? 0 : (page - 1) * perPage,
+        after?.changeTime ?? null,
+        after?.guid ?? null,
+      ],
     );
+    const rows = fetched.slice(0, perPage);
+    const last = rows.at(-1);
+    const next =
+      fetched.length > perPage && last
+        ? { changeTime: Number(last.change_time), guid: last.shown_guid }
+        : undefined;
     let total = Number(rows[0]?.total ?? 0);
-    if (rows.length === 0 && page > 1) {
+    if (rows.length === 0 && (page > 1 || after)) {
       const [count] = await this.dataSource.query(
         `SELECT count(*) AS total FROM ${s}.subscriptions WHERE user_id = $1 AND ($2::bigint IS NULL OR change_time > $2::bigint)`,
         [userId, since],
@@ -81,6 +114,7 @@ export class SubscriptionsQuery {
     );
     return {
       total,
+      ...(next ? { next } : {}),
       items: rows.map((row) => {
         const newest = latest.get(row.id) ?? row.latest_guid;
         return {
