@@ -1,5 +1,16 @@
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
+import { connect } from 'node:net';
 import { feed, guid, ISO_MS, VALIDATION } from '../support/contract';
+
+/** What the server answers to `request` sent as is on a new connection (HTTP/1.0: it then closes). */
+const rawHttp10 = (port: number, request: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    let received = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+  });
 
 describe('GET /v1/subscriptions', () => {
   let app: CastlogUnderTest;
@@ -133,6 +144,41 @@ describe('GET /v1/subscriptions', () => {
         code: '405',
         message: 'Input could not be validated: after must be the value a next link carries',
       });
+    }
+  });
+
+  it('builds links from the address reached when the Host header is missing or names more than a host', async () => {
+    await addMany(2);
+    const { hostname, port } = new URL(app.url);
+    for (const hostLine of ['', 'Host: evil.example:99/x?\r\n']) {
+      const answer = await rawHttp10(
+        Number(port),
+        `GET /v1/subscriptions?per_page=1 HTTP/1.0\r\n${hostLine}Authorization: Bearer ${alice.token}\r\n\r\n`,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(body.next).toMatch(
+        new RegExp(`^http://${hostname}:${port}/v1/subscriptions\\?page=2&per_page=1&after=`),
+      );
+    }
+  });
+
+  it('builds links after PUBLIC_URL when it is set', async () => {
+    const proxied = await startCastlog({ env: { PUBLIC_URL: 'https://podcasts.example.org/castlog/' } });
+    try {
+      const user = await proxied.freshUser();
+      for (let i = 0; i < 2; i += 1)
+        await proxied.as(user).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed(`p${i}`) }] });
+      const second = await proxied.as(user).get('/v1/subscriptions?per_page=1&page=2');
+      expect(second.body.previous).toBe(
+        'https://podcasts.example.org/castlog/v1/subscriptions?page=1&per_page=1',
+      );
+      const first = await proxied.as(user).get('/v1/subscriptions?per_page=1');
+      expect(first.body.next).toMatch(
+        /^https:\/\/podcasts\.example\.org\/castlog\/v1\/subscriptions\?page=2&/,
+      );
+    } finally {
+      await proxied.close();
     }
   });
 

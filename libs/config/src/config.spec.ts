@@ -16,3 +16,26 @@ describe('GPODDER_API', () => {
     }
   });
 });
+
+describe('PUBLIC_URL', () => {
+  it('is unset by default, and kept without its trailing slashes', () => {
+    expect(loadConfig({}).PUBLIC_URL).toBeUndefined();
+    expect(loadConfig({ PUBLIC_URL: 'https://podcasts.example.org/castlog/' }).PUBLIC_URL).toBe(
+      'https://podcasts.example.org/castlog',
+    );
+    expect(loadConfig({ PUBLIC_URL: 'http://192.168.1.20:3000' }).PUBLIC_URL).toBe(
+      'http://192.168.1.20:3000',
+    );
+  });
+
+  it('refuses what is not an http(s) URL to put links after, naming the setting', () => {
+    for (const value of [
+      'podcasts.example.org',
+      'ftp://example.org',
+      'https://a.example/?x=1',
+      'https://u:p@a.example',
+    ]) {
+      expect(() => loadConfig({ PUBLIC_URL: value })).toThrow(/PUBLIC_URL: must be/);
+    }
+  });
+});

@@ -29,6 +29,16 @@ const onOff = z
 export const configSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  /** Where clients reach the API (behind a reverse proxy, say): the start of absolute links such as
+   * `next`. Unset: the request's own scheme and Host. */
+  PUBLIC_URL: z
+    .string()
+    .refine((text) => {
+      const url = URL.canParse(text) ? new URL(text) : null;
+      return url !== null && /^https?:$/.test(url.protocol) && !url.search && !url.hash && !url.username;
+    }, 'must be an http:// or https:// URL without credentials, query or fragment')
+    .transform((text) => text.replace(/\/+$/, ''))
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CASTLOG_DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),

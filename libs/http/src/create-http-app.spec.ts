@@ -72,6 +72,7 @@ describe('createHttpApp', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(290);
       expect(answer.statusCode).toBe(503);
       expect(answer.headers['retry-after']).toBe('2');
+      expect(answer.headers.connection).toBe('close');
       expect(answer.json()).toEqual({
         code: '503',
         message: 'Service unavailable, retry later: no answer within 300 ms',

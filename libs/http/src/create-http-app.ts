@@ -118,9 +118,11 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
     const deadline = setTimeout(() => {
       if (reply.sent || request.raw.destroyed) return;
       request.log.warn({ timeoutMs }, 'request unanswered in time: 503');
+      // The connection closes after the answer: the request may still be sending its body.
       void reply
         .code(503)
         .header('retry-after', String(retryAfterSeconds))
+        .header('connection', 'close')
         .send(errorBody(503, `no answer within ${timeoutMs} ms`));
     }, timeoutMs);
     deadline.unref();

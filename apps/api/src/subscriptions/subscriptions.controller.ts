@@ -1,3 +1,4 @@
+import { Config, CONFIG } from '@castlog/config';
 import { ActiveProjection, Database, PageCursor, SubscriptionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
@@ -18,7 +19,7 @@ import { DeletionReceiptBody, DELETION_RECEIVED } from '../deletions/deletion.pr
 import { ApiValidationFailedResponse, ApiWriteErrors, errorSchema } from '../http/openapi';
 import { Gone, NotFound } from '../http/errors';
 import { parseGuid } from '../http/parse';
-import { BaseUrl, RequestId } from '../http/request-context';
+import { RequestId, RequestOrigin } from '../http/request-context';
 import {
   AddResultBody,
   presentAdded,
@@ -57,6 +58,7 @@ export class SubscriptionsController {
     @Inject(DATABASE) database: Database,
     readModel: ActiveProjection,
     private readonly append: AppendService,
+    @Inject(CONFIG) private readonly config: Pick<Config, 'PUBLIC_URL'>,
   ) {
     this.query = new SubscriptionsQuery(database.dataSource, readModel);
   }
@@ -99,8 +101,9 @@ export class SubscriptionsController {
   async list(
     @CurrentUser() userId: string,
     @Query() rawQuery: Record<string, unknown>,
-    @BaseUrl() baseUrl: string,
+    @RequestOrigin() requestOrigin: string,
   ): Promise<SubscriptionPageBody> {
+    const baseUrl = this.config.PUBLIC_URL ?? requestOrigin;
     const { since, sinceText, page, perPage, after } = parseListQuery(rawQuery);
     const result = await this.query.list(userId, since, { page, perPage, ...(after ? { after } : {}) });
     const link = (target: number, cursor?: PageCursor) => {
