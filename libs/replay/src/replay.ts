@@ -11,8 +11,12 @@ export const DEFAULT_LIVE_SCHEMA: string = configSchema.shape.READ_MODEL_SCHEMA.
 /** Records per transaction at most, as the live projector's default PROJECTOR_BATCH_SIZE. */
 const REPLAY_BATCH_SIZE = 2000;
 
-/** Schemas a replay must never drop. */
-const PROTECTED_SCHEMAS = /^(public|information_schema|pg_.*|castlog_auth|castlog_log)$/;
+/** Schemas a replay must never drop, whatever they hold. */
+const PROTECTED_SCHEMAS = /^(public|information_schema|pg_.*|castlog_auth|castlog_log|castlog_projections)$/;
+
+/** The comment a replay puts on the schema it builds: only a schema that carries it (or none at
+ * all) may be dropped by the next replay. */
+const SCRATCH_COMMENT = 'castlog replay scratch: rebuilt from the log by castlog replay';
 
 export type ReplayProgress = (done: number, total: number) => void;
 
@@ -34,8 +38,33 @@ export type Offsets = Map<number, number>;
  * (`READER_INDEXES`) last. Answers the offsets reached. */
 export async function replayInto(options: ReplayOptions): Promise<Offsets> {
   const { dataSource, schema } = options;
+  // One replay into a schema at a time: a second would drop the tables the first is filling.
+  const guard = dataSource.createQueryRunner();
+  await guard.connect();
+  try {
+    const [lock] = await guard.query(`SELECT pg_try_advisory_lock(hashtext($1)) AS taken`, [
+      `castlog replay ${schema}`,
+    ]);
+    if (lock?.taken !== true) throw new Error(`another replay into schema ${schema} is running`);
+    try {
+      return await replayLocked(options);
+    } finally {
+      await guard.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`castlog replay ${schema}`]);
+    }
+  } finally {
+    await guard.release();
+  }
+}
+
+async function replayLocked(options: ReplayOptions): Promise<Offsets> {
+  const { dataSource, schema } = options;
   if (PROTECTED_SCHEMAS.test(schema) || (await isMigrated(dataSource, schema))) {
     throw new Error(`refusing to replay into schema ${schema}: it is not a scratch schema`);
+  }
+  if (!(await isScratchOrAbsent(dataSource, schema))) {
+    throw new Error(
+      `refusing to replay into schema ${schema}: it exists and no replay made it (drop it yourself if it is not wanted)`,
+    );
   }
   // Built once the tables are full (READER_INDEXES).
   let readerIndexes: { name: string; definition: string }[] = [];
@@ -46,6 +75,7 @@ export async function replayInto(options: ReplayOptions): Promise<Offsets> {
     await runner.startTransaction();
     await runner.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
     for (const Migration of readModelMigrations(schema)) await new Migration().up(runner);
+    await runner.query(`COMMENT ON SCHEMA ${quoteIdent(schema)} IS '${SCRATCH_COMMENT}'`);
     // A scratch is rebuilt from the log whenever needed, never recovered: it writes no WAL.
     const tables: { name: string }[] = await runner.query(
       `SELECT tablename AS name FROM pg_tables WHERE schemaname = $1`,
@@ -82,6 +112,23 @@ async function isMigrated(dataSource: DataSource, schema: string): Promise<boole
     names,
   ]);
   return rows.length > 0;
+}
+
+/** True when `schema` does not exist, or a replay built it: it carries SCRATCH_COMMENT, or (built
+ * before the comment) it holds the read model's offsets table and no table that is not unlogged. */
+async function isScratchOrAbsent(dataSource: DataSource, schema: string): Promise<boolean> {
+  const [found] = await dataSource.query(
+    `SELECT obj_description(n.oid, 'pg_namespace') AS comment,
+            EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'projection_offsets'
+                       AND c.relkind = 'r') AS has_offsets,
+            EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p')
+                       AND c.relpersistence <> 'u') AS has_logged_tables
+       FROM pg_namespace n WHERE n.nspname = $1`,
+    [schema],
+  );
+  if (found === undefined) return true;
+  if (found.comment === SCRATCH_COMMENT) return true;
+  return found.has_offsets === true && found.has_logged_tables === false;
 }
 
 /** Applies what the log holds past the offsets stored in `schema`, up to the log's end. */

@@ -294,10 +294,46 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     expect(bad.stderr.text).toMatch(/^castlog: --schema must be a lower-case SQL identifier/);
     expect(live.stdout.text + bad.stdout.text).toBe('');
     // Below the CLI too: a schema the migrations made is never dropped.
-    for (const schema of [app.runtime.database.schema, 'castlog_auth']) {
+    for (const schema of [app.runtime.database.schema, 'castlog_auth', 'castlog_projections']) {
       await expect(
         replayInto({ dataSource: app.runtime.database.dataSource, eventLog: app.runtime.eventLog, schema }),
       ).rejects.toThrow(`refusing to replay into schema ${schema}: it is not a scratch schema`);
     }
+    const [versions] = await app.runtime.database.dataSource.query(
+      `SELECT count(*)::int AS n FROM castlog_projections.versions`,
+    );
+    expect(versions.n).toBeGreaterThan(0);
   });
+
+  it('drops only a schema that a replay made: another schema of that name is left alone', async () => {
+    const { dataSource } = app.runtime.database;
+    const theirs = uniqueName('theirs');
+    await dataSource.query(`CREATE SCHEMA "${theirs}"`);
+    await dataSource.query(`CREATE TABLE "${theirs}".notes (id int PRIMARY KEY)`);
+    await dataSource.query(`INSERT INTO "${theirs}".notes VALUES (1)`);
+    const d = deps();
+    expect(await replay(d, { schema: theirs })).toBe(1);
+    expect(d.stderr.text).toBe(
+      `castlog: refusing to replay into schema ${theirs}: it exists and no replay made it (drop it yourself if it is not wanted)\n`,
+    );
+    expect(await dataSource.query(`SELECT id FROM "${theirs}".notes`)).toEqual([{ id: 1 }]);
+    // A schema a replay made is replayed into again.
+    const scratch = uniqueName('scratch');
+    expect(await replay(deps(), { schema: scratch })).toBe(0);
+    expect(await replay(deps(), { schema: scratch })).toBe(0);
+  }, 60_000);
+
+  it('refuses a second replay into a schema while one is running', async () => {
+    const scratch = uniqueName('scratch');
+    const options = {
+      dataSource: app.runtime.database.dataSource,
+      eventLog: app.runtime.eventLog,
+      schema: scratch,
+    };
+    const results = await Promise.allSettled([replayInto(options), replayInto(options)]);
+    expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = results.find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    expect(String(refused.reason)).toContain(`another replay into schema ${scratch} is running`);
+    expect(await replayInto(options)).toBeInstanceOf(Map);
+  }, 60_000);
 });

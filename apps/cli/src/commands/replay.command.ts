@@ -48,9 +48,11 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
         schema,
         onProgress: progress.update,
       });
-    } finally {
-      progress.stop();
+    } catch (error) {
+      progress.stop(false);
+      throw error;
     }
+    progress.stop();
     if (!options.verify) {
       const { events, subscriptions } = await projectionCounts(deps.dataSource, schema);
       deps.stdout.write(`replayed ${events} events into schema ${schema}: ${subscriptions} subscriptions\n`);
@@ -82,7 +84,8 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
 
 export interface ProgressReporter {
   readonly update: (done: number, total: number) => void;
-  stop(): void;
+  /** Ends the bar; `finished` (the default) also prints the line that sums the work up. */
+  stop(finished?: boolean): void;
 }
 
 const NON_TTY_INTERVAL_MS = 1000;
@@ -118,9 +121,9 @@ export function progressReporter(stderr: ProgressOutput, label: string): Progres
           bar.update(done, { rate: rate(done) });
         }
       },
-      stop: () => {
+      stop: (finished = true) => {
         if (running) bar.stop();
-        stderr.write(`${label}: ${last.done} events in ${seconds(Date.now() - started)}\n`);
+        if (finished) stderr.write(`${label}: ${last.done} events in ${seconds(Date.now() - started)}\n`);
       },
     };
   }
@@ -137,7 +140,8 @@ export function progressReporter(stderr: ProgressOutput, label: string): Progres
       const eta = done > 0 && perSecond > 0 ? seconds(((total - done) / perSecond) * 1000) : '?';
       stderr.write(`${label}: ${done}/${total} events (${percent}%), ${perSecond} events/s, ETA ${eta}\n`);
     },
-    stop: () => {
+    stop: (finished = true) => {
+      if (!finished) return;
       const elapsed = Date.now() - started;
       stderr.write(`${label}: ${last.done} events in ${seconds(elapsed)} (${rate(last.done)} events/s)\n`);
     },
