@@ -49,20 +49,20 @@ export class HistoryQuery {
   async family(userId: string, guid: string): Promise<SubscriptionFamily | undefined> {
     const s = quoteIdent(this.readModel.schema);
     const [family] = await this.sql.query<SubscriptionFamily>(
-      `WITH RECURSIVE up(id, depth) AS (
-           SELECT subscription_id, 0 FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
-           UNION ALL
-           SELECT sub.merged_into, up.depth + 1 FROM up
+      `WITH RECURSIVE up(id) AS (
+           SELECT subscription_id FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
+           UNION
+           SELECT sub.merged_into FROM up
              JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = up.id
-            WHERE sub.merged_into IS NOT NULL AND up.depth < 100
+            WHERE sub.merged_into IS NOT NULL
          ),
-         final AS (SELECT id FROM up ORDER BY depth DESC LIMIT 1),
-         family(id, depth) AS (
-           SELECT id, 0 FROM final
-           UNION ALL
-           SELECT sub.id, family.depth + 1 FROM family
+         final AS (SELECT sub.id FROM up JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = up.id
+                    WHERE sub.merged_into IS NULL),
+         family(id) AS (
+           SELECT id FROM final
+           UNION
+           SELECT sub.id FROM family
              JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.merged_into = family.id
-            WHERE family.depth < 100
          )
        SELECT (SELECT array_agg(guid::text) FROM ${s}.subscription_guids
                 WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS guids,

@@ -124,6 +124,43 @@ describe('read-model queries', () => {
       );
       expect(await query().get(OTHER, A1)).toBeNull();
     });
+
+    it('follows a chain of merges to its end, however long, and dates it by its latest guid change', async () => {
+      // Subscription i is merged into i + 1 (at instant 1000 + i); the last one is merged nowhere.
+      const user = 'user-chain';
+      const hops = 150;
+      const id = (i: number) => `md5('chain-${i}')::uuid`;
+      await database.dataSource.query(
+        `INSERT INTO ${S}.subscriptions
+           (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed, deleted, merged_into, deletion_id,
+            latest_guid, created, created_feed_url)
+         SELECT $1, md5('chain-' || i)::uuid, 'https://hop' || i || '.example/', true, 100 + i,
+                CASE WHEN i < $2 THEN 1000 + i END, NULL,
+                CASE WHEN i < $2 THEN md5('chain-' || (i + 1))::uuid END, NULL,
+                md5('chain-' || i)::uuid, 100 + i, 'https://hop' || i || '.example/'
+           FROM generate_series(0, $2) AS i`,
+        [user, hops],
+      );
+      const [{ first, last }] = await database.dataSource.query(
+        `SELECT ${id(0)}::text AS first, ${id(hops)}::text AS last`,
+      );
+      expect(await query().get(user, first)).toEqual({
+        feedUrl: `https://hop${hops}.example/`,
+        guid: first,
+        isSubscribed: true,
+        subscriptionChanged: 100 + hops,
+        guidChanged: 1000 + hops - 1,
+        newGuid: last,
+        deleted: null,
+      });
+      const listed = await query().list(user, null, { page: 1, perPage: hops + 1 });
+      expect(listed.items.find((item) => item.guid === first)).toEqual(
+        expect.objectContaining({ newGuid: last, guidChanged: 1000 }),
+      );
+      const family = await new HistoryQuery(database.dataSource, readModel).family(user, first);
+      expect(family?.guids).toHaveLength(hops + 1);
+      await database.dataSource.query(`DELETE FROM ${S}.subscriptions WHERE user_id = $1`, [user]);
+    });
   });
 
   describe('DeletionsQuery', () => {

@@ -130,40 +130,46 @@ export class SubscriptionsQuery {
     };
   }
 
-  /** For merged subscriptions: the latest guid of the subscription each one finally resolves to. */
+  /** For merged subscriptions: the latest guid of the subscription each one finally resolves to.
+   * Merges never form a cycle (the decider follows them to their end before merging), and a chain
+   * is as long as the merges made it, so it is followed to its end: the one not merged further. */
   private async latestGuids(s: string, userId: string, ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
     const rows: { start: string; latest_guid: string }[] = await this.dataSource.query(
-      `WITH RECURSIVE chain(start, id, depth) AS (
-           SELECT id, id, 0 FROM unnest($2::uuid[]) AS id
-           UNION ALL
-           SELECT c.start, sub.merged_into, c.depth + 1 FROM chain c
+      `WITH RECURSIVE chain(start, id) AS (
+           SELECT id, id FROM unnest($2::uuid[]) AS id
+           UNION
+           SELECT c.start, sub.merged_into FROM chain c
              JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
-            WHERE sub.merged_into IS NOT NULL AND c.depth < 100
+            WHERE sub.merged_into IS NOT NULL
          )
-       SELECT DISTINCT ON (c.start) c.start, sub.latest_guid FROM chain c
+       SELECT c.start, sub.latest_guid FROM chain c
          JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
-        ORDER BY c.start, c.depth DESC`,
+        WHERE sub.merged_into IS NULL`,
       [userId, ids],
     );
     return new Map(rows.map((row) => [row.start, row.latest_guid]));
   }
 
-  /** The subscription any of whose guids is `guid`, after merges; null when the user has none. */
+  /** The subscription any of whose guids is `guid`, after merges; null when the user has none.
+   * `guidChanged` is the latest guid change on the way from the guid's own subscription to the one
+   * it resolves to (a merge is one): when what the guid resolves to last changed. */
   async get(userId: string, guid: string): Promise<SubscriptionView | null> {
     const s = quoteIdent(this.readModel.schema);
-    const rows: Omit<Row, 'shown_guid' | 'total'>[] = await this.dataSource.query(
-      `WITH RECURSIVE chain(id, depth) AS (
-           SELECT subscription_id, 0 FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
-           UNION ALL
-           SELECT sub.merged_into, c.depth + 1 FROM chain c
-             JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
-            WHERE sub.merged_into IS NOT NULL AND c.depth < 100
-         )
-       SELECT sub.* FROM chain c JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
-        ORDER BY c.depth DESC LIMIT 1`,
-      [userId, guid],
-    );
+    const rows: (Omit<Row, 'shown_guid' | 'total'> & { chain_guid_changed: string | null })[] =
+      await this.dataSource.query(
+        `WITH RECURSIVE chain(id) AS (
+             SELECT subscription_id FROM ${s}.subscription_guids WHERE user_id = $1 AND guid = $2
+             UNION
+             SELECT sub.merged_into FROM chain c
+               JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id
+              WHERE sub.merged_into IS NOT NULL
+           ),
+           links AS (SELECT sub.* FROM chain c JOIN ${s}.subscriptions sub ON sub.user_id = $1 AND sub.id = c.id)
+         SELECT links.*, (SELECT max(guid_changed) FROM links) AS chain_guid_changed
+           FROM links WHERE links.merged_into IS NULL`,
+        [userId, guid],
+      );
     const row = rows[0];
     if (!row) return null;
     return {
@@ -171,7 +177,7 @@ export class SubscriptionsQuery {
       guid,
       isSubscribed: row.is_subscribed,
       subscriptionChanged: Number(row.subscription_changed),
-      guidChanged: num(row.guid_changed),
+      guidChanged: num(row.chain_guid_changed),
       newGuid: row.latest_guid === guid ? null : row.latest_guid,
       deleted: num(row.deleted),
     };
