@@ -204,6 +204,50 @@ describe('DeletionCompleted finalizes a deletion', () => {
         });
       }));
 
+  it('leaves a subscription merged into another while the deletion was pending, and that other, as they were', () => {
+    const two = at(
+      T1,
+      addRequested([
+        { feed_url: A, guid: G1 },
+        { feed_url: B, guid: G2 },
+      ]),
+    );
+    return spec
+      .given(two, at(T2, deletionRequested(G1), 7), at(T3, updateRequested(G1, { new_guid: G2 })))
+      .when(at(T5, deletionCompleted(7, T4)))
+      .thenOutcome(RECORDED)
+      .thenState((s) => {
+        expect(s.deletions.get(7)).toMatchObject({ status: 'SUCCESS', finishedAt: T5 });
+        expect(s.subscriptions.get(G1)).toMatchObject({ mergedInto: G2, deleted: null, deletionId: null });
+        expect(resolved(s, G1)).toMatchObject({
+          id: G2,
+          deleted: null,
+          isSubscribed: true,
+          deletionId: null,
+        });
+      });
+  });
+
+  it('a DELETE by a guid merged while its deletion was pending acts on what it resolves to', () => {
+    const two = at(
+      T1,
+      addRequested([
+        { feed_url: A, guid: G1 },
+        { feed_url: B, guid: G2 },
+      ]),
+    );
+    return spec
+      .given(
+        two,
+        at(T2, deletionRequested(G1), 7),
+        at(T3, updateRequested(G1, { new_guid: G2 })),
+        at(T4, deletionCompleted(7, T4)),
+      )
+      .when(at(T5, deletionRequested(G1), 9))
+      .thenOutcome(deletionAccepted(9))
+      .thenState((s) => expect(s.deletions.get(9)).toMatchObject({ subscriptionId: G2, status: 'PENDING' }));
+  });
+
   it('takes effect after every earlier change of the user, even when the saga decided before them', () =>
     spec
       .given(created, requested, at(T4, updateRequested(G1, { is_subscribed: false })))

@@ -51,7 +51,10 @@ export const decideUpdate = (
       if (holder.deleted !== null) return GONE;
       // Another subscription already has the guid: this one is merged into it and resolves to it
       // everywhere from now on; the answer's new_guid is that subscription's latest guid.
-      apply([saved({ ...subscription, mergedInto: holder.id, guidChanged: now })]);
+      // Decision: a deletion pending on this one is detached, as a reinstating POST detaches it:
+      // the user's later intent wins, and what the merged guid resolves to (the holder) is not
+      // deleted by a DELETE that named another subscription.
+      apply([saved({ ...subscription, mergedInto: holder.id, guidChanged: now, deletionId: null })]);
       guidFields = { newGuid: latestGuid(holder), guidChanged: now };
     }
     // Decision: a new_guid this subscription already resolves from is no guid change.
