@@ -128,6 +128,7 @@ describe('gpodder.net subscriptions: /api/2/subscriptions/{user}/{device}.json',
         ['{"add": "https://a.example/rss"}', 'add must be an array of URLs'],
         ['{"remove": {}}', 'remove must be an array of URLs'],
         ['{"add": ["https://a.example/\\u0000"]}', /U\+0000/],
+        ['{"add": [], "x": 1e400}', 'numbers must be finite (a number as large as 1e400 is not)'],
       ];
       for (const [rawBody, detail] of cases) expect400(await uploadRaw(rawBody), detail);
       const tooMany = Array.from({ length: 10_001 }, (_, i) => `https://m.example/${i}`);

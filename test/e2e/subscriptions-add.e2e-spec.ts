@@ -203,6 +203,18 @@ describe('POST /v1/subscriptions', () => {
     expect((await app.as(alice).get('/v1/subscriptions')).body.total).toBe(0);
   });
 
+  it('refuses a body holding a number beyond a double (the log would keep it as null), and changes nothing', async () => {
+    for (const rawBody of [
+      `{"subscriptions":[{"feed_url":"${feed()}","guid":1e400}]}`,
+      `{"subscriptions":[{"feed_url":-1e400}]}`,
+    ]) {
+      const response = await app.as(alice).request('POST', '/v1/subscriptions', { rawBody });
+      expect(response.status).toBe(405);
+      expect(response.body).toEqual(VALIDATION('numbers must be finite (a number as large as 1e400 is not)'));
+    }
+    expect((await app.as(alice).get('/v1/subscriptions')).body.total).toBe(0);
+  });
+
   it('answers with the write applied: the next read sees it', async () => {
     const url = feed();
     const response = await add([{ feed_url: url }]);

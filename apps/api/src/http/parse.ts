@@ -21,12 +21,13 @@ export function parseBodyObject(body: unknown): Record<string, unknown> {
 const UNSTORABLE_MESSAGES: Record<UnstorablePart, string> = {
   string: 'strings must not hold U+0000 or unpaired surrogates',
   key: 'keys must not hold U+0000 or unpaired surrogates',
+  number: 'numbers must be finite (a number as large as 1e400 is not)',
   depth: `the body must not nest deeper than ${MAX_BODY_DEPTH} levels`,
   'refused key': 'the body must not hold a __proto__ key',
 };
 
 /** A body's JSON value as the event log and the read model can store it: no string or key with
- * U+0000 or a lone surrogate (`\u0000`, `\ud800` in JSON), at most MAX_BODY_DEPTH levels deep, and
+ * U+0000 or a lone surrogate (`\u0000`, `\ud800` in JSON), no number beyond a double's range, at most MAX_BODY_DEPTH levels deep, and
  * no `__proto__` key (Fastify's own JSON parsing refuses one; text bodies are parsed by castlog). */
 export function checkStorable(body: unknown): void {
   const refused = unstorablePart(body, { depth: MAX_BODY_DEPTH, key: '__proto__' });

@@ -287,6 +287,8 @@ describe('unstorablePart', () => {
     ['a string with a lone surrogate', ['\ud800'], 'string'],
     ['a key with U+0000', { ok: { 'k\u0000': 1 } }, 'key'],
     ['a key with a lone surrogate', { '\udc00': 1 }, 'key'],
+    ['a number beyond a double (1e400)', JSON.parse('{"items": [{"guid": 1e400}]}') as unknown, 'number'],
+    ['a number below a double (-1e400)', JSON.parse('[-1e400]') as unknown, 'number'],
   ])('finds %s at any depth', (_, value, part) => {
     expect(unstorablePart(value)).toBe(part);
   });

@@ -110,12 +110,13 @@ export const UNSTORABLE_TEXT =
   // eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
   /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** What `unstorablePart` finds: a string or a key holding UNSTORABLE_TEXT, an object nested deeper
- * than `refuse.depth`, or the key `refuse.key`. */
-export type UnstorablePart = 'string' | 'key' | 'depth' | 'refused key';
+/** What `unstorablePart` finds: a string or a key holding UNSTORABLE_TEXT, a number JSON cannot
+ * write (JSON.parse reads `1e400` as Infinity, which JSON.stringify would write as null), an object
+ * nested deeper than `refuse.depth`, or the key `refuse.key`. */
+export type UnstorablePart = 'string' | 'key' | 'number' | 'depth' | 'refused key';
 
 /** The first part of `value`, walked depth first, that PostgreSQL cannot store (UNSTORABLE_TEXT in
- * a string or a key) or that `refuse` names (castlog's API also refuses bodies nested too deep and
+ * a string or a key) or the log cannot keep as it is (a number that is not finite), or that `refuse` names (castlog's API also refuses bodies nested too deep and
  * `__proto__` keys); undefined when there is none. */
 export function unstorablePart(
   value: unknown,
@@ -127,6 +128,8 @@ export function unstorablePart(
     const [part, depth] = next;
     if (typeof part === 'string') {
       if (UNSTORABLE_TEXT.test(part)) return 'string';
+    } else if (typeof part === 'number') {
+      if (!Number.isFinite(part)) return 'number';
     } else if (typeof part === 'object' && part !== null) {
       if (depth >= maxDepth) return 'depth';
       for (const [key, item] of Object.entries(part)) {
