@@ -1,4 +1,7 @@
+import { spawn, StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AuthStore } from '@castlog/auth';
@@ -61,7 +64,7 @@ it('answers usage errors with exit code 1 without opening the database', async (
   const before = opened;
   const missing = await castlog(['users', 'add']);
   expect(missing.code).toBe(1);
-  expect(missing.stderr).toContain("missing required argument 'name'");
+  expect(missing.stderr).toBe("castlog: missing required argument 'name' (castlog --help for usage)\n");
   expect((await castlog(['users', 'rename', 'x'])).code).toBe(1);
   expect((await castlog(['tokens', 'issue', 'x', '--bogus'])).code).toBe(1);
   expect(opened).toBe(before);
@@ -72,4 +75,35 @@ it('prints help with exit code 0', async () => {
   expect(help.code).toBe(0);
   expect(help.stdout).toContain('users');
   expect(help.stdout).toContain('tokens');
+});
+
+describe('the built program, when its output cannot be written', () => {
+  const program = resolve(__dirname, '../../../dist/apps/cli/src/main.js');
+  const run = (stdio: StdioOptions, onSpawn: (child: ReturnType<typeof spawn>) => void = () => {}) =>
+    new Promise<{ code: number | null; stderr: string }>((done, reject) => {
+      const child = spawn(process.execPath, [program, '--help'], { stdio });
+      onSpawn(child);
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('exit', (code) => done({ code, stderr }));
+    });
+
+  it('stops quietly with exit code 0 when the reader has gone (a closed pipe)', async () => {
+    const result = await run(['ignore', 'pipe', 'pipe'], (child) => child.stdout?.destroy());
+    expect(result).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('says so in one line with exit code 1 on a full disk', async () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = await run(['ignore', full, 'pipe']);
+      expect(result).toEqual({
+        code: 1,
+        stderr: expect.stringMatching(/^castlog: cannot write the output: ENOSPC[^\n]*\n$/),
+      });
+    } finally {
+      closeSync(full);
+    }
+  });
 });

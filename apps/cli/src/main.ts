@@ -70,9 +70,14 @@ export function createProgram(
     .description(
       'Administer a castlog server: users, API tokens, replay, history, projection versions and OPML.',
     )
-    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
-    .exitOverride()
-    .showHelpAfterError('(run with --help for usage)');
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      // A usage error is one line like every other failure: `castlog: <what> (castlog --help …)`.
+      outputError: (text, write) =>
+        write(`castlog: ${text.trim().replace(/^error: /, '')} (castlog --help for usage)\n`),
+    })
+    .exitOverride();
 
   const users = program.command('users').description('Add, list and remove users.');
   users
@@ -191,6 +196,19 @@ export async function main(
   }
 }
 
+/** A reader that goes away (`castlog history alice | head -1`) ends the output: the command stops
+ * quietly, as Unix tools do. Any other write failure (a full disk) is one line on stderr and exit
+ * code 1, instead of Node's stack trace for an unhandled stream error. */
+export function handleOutputErrors(exit: (code: number) => void = (code) => process.exit(code)): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') return exit(0);
+    process.stderr.write(`castlog: cannot write the output: ${error.message}\n`);
+    exit(1);
+  });
+  process.stderr.on('error', () => exit(1));
+}
+
 if (require.main === module) {
+  handleOutputErrors();
   void main().then((code) => (process.exitCode = code));
 }
