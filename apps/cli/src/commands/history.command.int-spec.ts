@@ -168,6 +168,24 @@ describe('castlog history', () => {
     expect(bad.stderr.text).toBe('castlog: --guid must be a UUID, not not-a-guid\n');
   });
 
+  it("writes control characters a client sent as escapes, never to the operator's terminal", async () => {
+    const mallory = await app.freshUser();
+    const sent = '\u001b]0;PWNED\u0007\u001b[2J\u009b31m\u202eevil\r\nfake line';
+    const answer = await app.as(mallory).post('/v1/subscriptions', { subscriptions: [{ feed_url: sent }] });
+    expect(answer.body.failure).toHaveLength(1);
+    const table = deps();
+    expect(await history(table, mallory.name)).toBe(0);
+    const listed = deps();
+    expect(await history(listed, mallory.name, { json: true })).toBe(0);
+    for (const output of [table.stdout.text, listed.stdout.text]) {
+      // eslint-disable-next-line no-control-regex -- what must not be printed
+      expect(output).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    }
+    expect(table.stdout.text).toContain('\\u001b]0;PWNED\\u0007');
+    const [entry] = JSON.parse(listed.stdout.text) as HistoryEntry[];
+    expect(entry?.event).toMatchObject({ items: [{ feedUrl: sent }] });
+  });
+
   it('shows a user with no events as an empty history', async () => {
     const carol = await app.freshUser();
     expect(await json(carol.name)).toEqual([]);

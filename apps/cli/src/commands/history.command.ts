@@ -77,7 +77,8 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
     });
 
     if (options.json) {
-      deps.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+      // JSON.stringify escapes C0 in strings; its own line breaks stay.
+      deps.stdout.write(`${escapeInvisible(JSON.stringify(entries, null, 2), BEYOND_C0)}\n`);
       return 0;
     }
     if (entries.length === 0) {
@@ -90,7 +91,8 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
       head: ['time', 'event', 'request', 'outcome'],
       style: { head: [], border: [], compact: true },
     });
-    for (const entry of entries) table.push([entry.time, entry.type, entry.request, entry.result]);
+    for (const entry of entries)
+      table.push([entry.time, entry.type, escapeInvisible(entry.request), escapeInvisible(entry.result)]);
     deps.stdout.write(`${table.toString()}\n`);
     return 0;
   });
@@ -170,6 +172,18 @@ async function subscriptionFilter(
     }
   };
 }
+
+/** Control characters (C0, DEL, C1) and the marks that reorder text on screen. The log holds what
+ * clients sent, failed items included: printed as they are, they would move the cursor, clear the
+ * screen or retitle the operator's terminal. JSON.stringify escapes only C0. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+const BEYOND_C0 = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` with every INVISIBLE character written as its `\uXXXX` escape (valid in JSON too). */
+export const escapeInvisible = (text: string, which: RegExp = INVISIBLE): string =>
+  text.replace(which, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 const MAX_URL = 40;
 const MAX_URLS = 3;
