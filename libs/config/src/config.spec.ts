@@ -39,3 +39,43 @@ describe('PUBLIC_URL', () => {
     }
   });
 });
+
+describe('numbers and durations that would break the server later', () => {
+  it('refuses an empty number rather than reading it as 0', () => {
+    expect(() => loadConfig({ PORT: '' })).toThrow(/PORT: must be a whole number/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: ' ' })).toThrow(
+      /DATABASE_POOL_SIZE: must be a whole number/,
+    );
+    expect(loadConfig({ PORT: '0' }).PORT).toBe(0);
+  });
+
+  it('refuses 0 for every wait and lifetime, and a wait longer than a timer can hold', () => {
+    for (const name of [
+      'DATABASE_CONNECT_TIMEOUT',
+      'KAFKA_SESSION_TIMEOUT',
+      'READ_YOUR_WRITES_TIMEOUT',
+      'REQUEST_TIMEOUT',
+      'SHUTDOWN_TIMEOUT',
+      'ACCESS_TOKEN_TTL',
+      'REFRESH_TOKEN_TTL',
+      'CLI_TOKEN_TTL',
+    ]) {
+      expect(() => loadConfig({ [name]: '0' })).toThrow(new RegExp(`${name}: must be more than 0`));
+    }
+    expect(() => loadConfig({ REQUEST_TIMEOUT: '25d' })).toThrow(/REQUEST_TIMEOUT: must be at most 24d/);
+    expect(loadConfig({ REQUEST_TIMEOUT: '24d' }).REQUEST_TIMEOUT).toBe(24 * 86_400_000);
+    expect(() => loadConfig({ CLI_TOKEN_TTL: '100000000d' })).toThrow(
+      /CLI_TOKEN_TTL: must be at most 36500d/,
+    );
+    expect(loadConfig({ CLI_TOKEN_TTL: '36500d' }).CLI_TOKEN_TTL).toBe(36_500 * 86_400_000);
+    expect(loadConfig({ TOKEN_CACHE_TTL: '0' }).TOKEN_CACHE_TTL).toBe(0);
+  });
+
+  it('refuses a DATABASE_URL that is not postgres://', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'http://example.com' })).toThrow(
+      /DATABASE_URL: must be a postgres:\/\/ URL/,
+    );
+    for (const url of ['postgres://u:p@localhost:5432/db', 'postgresql://localhost/db'])
+      expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+  });
+});

@@ -12,7 +12,30 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * unit;
 }
 
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+/** The longest token lifetime: a hundred years, far inside what a date can hold. */
+export const MAX_TOKEN_TTL_MS = 36_500 * 86_400_000;
+
+/** The longest a timer can wait: Node runs a longer setTimeout after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration that is more than 0 and at most `max` ms, said in the unit a reader would use. */
+const positiveDuration = (max: number, maxText: string) =>
+  duration
+    .refine((ms) => ms > 0, 'must be more than 0')
+    .refine((ms) => ms <= max, `must be at most ${maxText}`);
+
+/** A duration a timer waits: more than 0, at most about 24 days. */
+const timer = positiveDuration(MAX_TIMER_MS, '24d');
+
+/** A token's lifetime: more than 0, at most 36500d. */
+const tokenTtl = positiveDuration(MAX_TOKEN_TTL_MS, '36500d');
+
+/** An integer; an empty value is refused rather than read as 0. */
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    (value) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : value),
+    z.coerce.number({ invalid_type_error: 'must be a whole number' }).int().min(min).max(max),
+  );
 
 /** An on/off switch: true/false, on/off, yes/no or 1/0, in any case. */
 const onOff = z
@@ -41,9 +64,15 @@ export const configSchema = z.object({
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CASTLOG_DATA_DIR: z.string().min(1).default('./data'),
-  DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .refine(
+      (text) => URL.canParse(text) && /^postgres(ql)?:$/.test(new URL(text).protocol),
+      'must be a postgres:// URL',
+    )
+    .optional(),
   DATABASE_POOL_SIZE: int(1, 1000).default(10),
-  DATABASE_CONNECT_TIMEOUT: duration.default('5s'),
+  DATABASE_CONNECT_TIMEOUT: timer.default('5s'),
   READ_MODEL_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
@@ -56,23 +85,23 @@ export const configSchema = z.object({
   KAFKA_PARTITIONS: int(1, 10_000).default(12),
   KAFKA_REPLICATION_FACTOR: int(1, 100).default(1),
   KAFKA_CLIENT_ID: z.string().min(1).default('castlog'),
-  KAFKA_SESSION_TIMEOUT: duration.default('30s'),
+  KAFKA_SESSION_TIMEOUT: timer.default('30s'),
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTION_VERSION: int(1, 9999).default(1),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
-  READ_YOUR_WRITES_TIMEOUT: duration.default('5s'),
+  READ_YOUR_WRITES_TIMEOUT: timer.default('5s'),
   /** The longest a request may go unanswered: then 503 with Retry-After, whatever it waits for (a
    * PostgreSQL that stopped answering on a connection already open, say). */
-  REQUEST_TIMEOUT: duration.refine((ms) => ms > 0, 'must be more than 0').default('15s'),
+  REQUEST_TIMEOUT: timer.default('15s'),
   READY_MAX_PROJECTION_LAG: int(0).default(10_000),
   RETRY_AFTER_SECONDS: int(1, 3600).default(1),
   RATE_LIMIT_PER_MINUTE: int(0).default(600),
   BODY_LIMIT_BYTES: int(1024).default(1024 * 1024),
-  ACCESS_TOKEN_TTL: duration.default('1h'),
-  REFRESH_TOKEN_TTL: duration.default('30d'),
-  CLI_TOKEN_TTL: duration.default('365d'),
+  ACCESS_TOKEN_TTL: tokenTtl.default('1h'),
+  REFRESH_TOKEN_TTL: tokenTtl.default('30d'),
+  CLI_TOKEN_TTL: tokenTtl.default('365d'),
   TOKEN_CACHE_TTL: duration.default('60s'),
-  SHUTDOWN_TIMEOUT: duration.default('15s'),
+  SHUTDOWN_TIMEOUT: timer.default('15s'),
   /** The gpodder.net API (`/api/2/...` and the simple API's `/subscriptions/...`); when off its
    * routes are absent (404) and `/v1/capabilities` does not list it. */
   GPODDER_API: onOff.default('on'),

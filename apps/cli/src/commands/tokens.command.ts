@@ -1,5 +1,5 @@
 import { AuthStore } from '@castlog/auth';
-import { parseDuration } from '@castlog/config';
+import { MAX_TOKEN_TTL_MS, parseDuration } from '@castlog/config';
 import { CliError, CommandIo, runCommand } from './command-io';
 
 export interface TokensDeps extends Omit<CommandIo, 'stdin'> {
@@ -40,6 +40,7 @@ function parseTtl(text: string): number {
   } catch {
     throw new CliError(`--ttl must be a duration such as 30d, 12h or 90m, not ${JSON.stringify(text)}`);
   }
-  if (!Number.isSafeInteger(ms) || ms <= 0) throw new CliError('--ttl must be greater than 0');
+  if (ms <= 0) throw new CliError('--ttl must be greater than 0');
+  if (!(ms <= MAX_TOKEN_TTL_MS)) throw new CliError('--ttl must be at most 36500d');
   return ms;
 }
