@@ -67,11 +67,11 @@ it('answers usage errors with exit code 1 without opening the database', async (
   expect(missing.stderr).toBe("castlog: missing required argument 'name' (castlog --help for usage)\n");
   expect((await castlog(['users', 'rename', 'x'])).code).toBe(1);
   expect((await castlog(['tokens', 'issue', 'x', '--bogus'])).code).toBe(1);
+  expect(opened).toBe(before);
   expect(await castlog(['tokens', 'issue', 'x', '--ttl', '100000000d'])).toMatchObject({
     code: 1,
     stderr: 'castlog: --ttl must be at most 36500d\n',
   });
-  expect(opened).toBe(before);
 });
 
 it('prints help with exit code 0', async () => {
