@@ -202,6 +202,15 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       expect400(await simple.put('txt', 'https://a.example/\u0000\n', 'text/plain'), /U\+0000/);
       const tooMany = Array.from({ length: 10_001 }, (_, i) => `https://f${i}.example/`).join('\n');
       expect400(await simple.put('txt', tooMany, 'text/plain'), 'the list must hold at most 10000 URLs');
+      // A list of which no entry is a URL (an OPML document PUT as text) would empty the set.
+      expect400(
+        await simple.put('txt', `<?xml version="1.0"?>\n<opml version="2.0">\n</opml>\n`, 'text/plain'),
+        'no entry of the list is an http or https URL (the first: "<?xml version=\\"1.0\\"?>")',
+      );
+      expect400(
+        await simple.put('json', '["not a url", 42]', 'application/json'),
+        /^Input could not be validated: no entry/,
+      );
       expect((await simple.json()).body).toEqual([kept]);
     });
 

@@ -1,5 +1,6 @@
 import {
   AddItem,
+  checkFeedUrl,
   conflictingUrl,
   DEVICE_TYPES,
   DeviceId,
@@ -145,7 +146,9 @@ export function parseUpload(text: string): Upload {
 
 /** A simple-API PUT body in its format, as the added URLs of a replacing upload: a JSON list, an
  * OPML document (every outline with an xmlUrl), or text with one URL per line (blank lines
- * skipped, spaces around a URL trimmed). */
+ * skipped, spaces around a URL trimmed). A list none of whose URLs the `/v1` rules accept is
+ * refused: as a replacing upload it would unsubscribe every feed, and its answer (an empty body)
+ * would not say why (an OPML document PUT as text, say). An empty list still empties the set. */
 export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
   let urls: unknown[];
   switch (format) {
@@ -173,8 +176,18 @@ export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
   if (urls.some((url) => typeof url === 'string' && UNSTORABLE_TEXT.test(url)))
     throw new ValidationFailed('URLs must not hold U+0000 or unpaired surrogates');
   checkUploadSize(urls.length, 'the list');
+  if (urls.length > 0 && !urls.some((url) => checkFeedUrl(url).ok))
+    throw new ValidationFailed(
+      `no entry of the list is an http or https URL (the first: ${describeEntry(urls[0])})`,
+    );
   return addItems(urls);
 }
+
+/** An entry as the error message quotes it: its first 80 characters. */
+const describeEntry = (entry: unknown): string => {
+  const text = typeof entry === 'string' ? entry : JSON.stringify(entry);
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 79)}…` : text);
+};
 
 const PLAY_FIELDS = ['started', 'position', 'total'] as const;
 
