@@ -96,6 +96,20 @@ describe('Errors', () => {
     }
   });
 
+  it('refuses a JSON body that is not UTF-8 with 405 rather than storing replacement characters', async () => {
+    const latin1 = Buffer.from('{"subscriptions":[{"feed_url":"https://l.example/\u00e9"}]}', 'latin1');
+    const response = await app.as(alice).request('POST', '/v1/subscriptions', { rawBody: latin1 });
+    expect(response.status).toBe(405);
+    expect(response.body).toEqual(
+      VALIDATION('the text is not UTF-8 (an XML document in another encoding must declare it)'),
+    );
+    expect((await app.as(alice).get('/v1/subscriptions')).body.total).toBe(0);
+    const utf8 = Buffer.from('\ufeff{"subscriptions":[{"feed_url":"https://l.example/\u00e9"}]}', 'utf8');
+    const added = await app.as(alice).request('POST', '/v1/subscriptions', { rawBody: utf8 });
+    expect(added.status).toBe(200);
+    expect(added.body.success[0].feed_url).toBe('https://l.example/\u00e9');
+  });
+
   it('reads no body but JSON: a form-encoded PATCH or login is 405, whatever fields it carries', async () => {
     const feedUrl = feed('form-encoded');
     const { body: added } = await app

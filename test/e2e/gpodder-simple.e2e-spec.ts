@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { parseOpml } from '@castlog/opml';
 import { ApiResponse } from '../support/api-client';
 import { GPODDER_INVALID as INVALID, errorBody, feed } from '../support/contract';
@@ -33,7 +34,7 @@ function simpleApi(app: CastlogUnderTest, user: TestUser) {
         text: await response.text(),
       };
     },
-    put: (format: string, rawBody: string, contentType: string, device = 'phone') =>
+    put: (format: string, rawBody: string | Uint8Array, contentType: string, device = 'phone') =>
       app
         .as(user)
         .request('PUT', devicePath(device, format), { rawBody, headers: { 'content-type': contentType } }),
@@ -212,6 +213,22 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
         /^Input could not be validated: no entry/,
       );
       expect((await simple.json()).body).toEqual([kept]);
+    });
+
+    it('reads OPML in the encoding it declares, and refuses text that is not UTF-8 with 400', async () => {
+      const [b, c] = [`https://f\u00fcr.example/${randomUUID()}`, feed('c')];
+      const latin1 = Buffer.from(
+        `<?xml version="1.0" encoding="ISO-8859-1"?>\n<opml version="2.0"><head><title>Caf\u00e9</title></head>` +
+          `<body><outline text="\u00e9" xmlUrl="${b}"/><outline xmlUrl="${c}"/></body></opml>`,
+        'latin1',
+      );
+      expect((await simple.put('opml', latin1, 'text/x-opml')).status).toBe(200);
+      expect((await simple.json()).body.sort()).toEqual([b, c].sort());
+      expect400(
+        await simple.put('txt', Buffer.from(`${feed()}\nhttps://l.example/\u00e9\n`, 'latin1'), 'text/plain'),
+        'the text is not UTF-8 (an XML document in another encoding must declare it)',
+      );
+      expect((await simple.json()).body.sort()).toEqual([b, c].sort());
     });
 
     it('refuses a device id outside the pattern with 400', async () => {

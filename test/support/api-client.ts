@@ -22,11 +22,11 @@ export class ApiClient {
   async request<T = any>(
     method: string,
     path: string,
-    options: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+    options: { body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string> } = {},
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (this.authorization && !('authorization' in headers)) headers.authorization = this.authorization;
-    let payload: string | undefined = options.rawBody;
+    let payload: string | Uint8Array | undefined = options.rawBody;
     if (options.body !== undefined) {
       payload = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';

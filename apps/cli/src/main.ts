@@ -168,7 +168,7 @@ export function createProgram(
     .command('import <user> <file>')
     .description(
       'Subscribe the user to every feed of an OPML file (as a POST of them would), wait until they ' +
-        'are applied and report how many were added and which failed. Progress goes to stderr.',
+        'are applied and report how many it subscribed (new or already held) and which failed. Progress goes to stderr.',
     )
     .option('--timeout <duration>', 'how long to wait for the next outcome, such as 30s or 2m (default: 60s)')
     .action(async (user: string, file: string, options: { timeout?: string }) =>

@@ -3,6 +3,7 @@ import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { Metrics, PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
+import { decodeText, TextEncodingError } from '@castlog/opml';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
@@ -92,6 +93,7 @@ export async function createHttpApp(
     if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
   });
   answerWithinDeadline(fastify, config.REQUEST_TIMEOUT, config.RETRY_AFTER_SECONDS);
+  readJsonBodies(fastify);
   readTextBodies(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
   fastify.addHook('onSend', async (request, reply) => {
@@ -147,11 +149,34 @@ const hasBody = (headers: IncomingHttpHeaders): boolean =>
  * TEXT_BODY_TYPE before Fastify picks a parser; every other route keeps Fastify's and Nest's parsing
  * (and its refusals) unchanged. The body limit applies as everywhere. */
 function readTextBodies(fastify: FastifyInstance): void {
-  fastify.addContentTypeParser(TEXT_BODY_TYPE, { parseAs: 'string' }, (_request, body, done) =>
-    done(null, body),
-  );
+  fastify.addContentTypeParser(TEXT_BODY_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, decodeText(body as Buffer));
+    } catch (error) {
+      done(error instanceof TextEncodingError ? new ValidationFailed(error.message) : (error as Error));
+    }
+  });
   fastify.addHook('onRequest', async (request) => {
     if (routeOptionsOf(request).textBody === true) request.headers['content-type'] = TEXT_BODY_TYPE;
+  });
+}
+
+/** JSON bodies are read as UTF-8 (or UTF-16 with its byte order mark) and refused when they are not
+ * (405), where Fastify's own parser would put U+FFFD in place of every invalid byte and so change
+ * the URLs in them; the rest is Fastify's own JSON parsing, with its refusals. */
+function readJsonBodies(fastify: FastifyInstance): void {
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = decodeText(body as Buffer);
+    } catch (error) {
+      return done(
+        error instanceof TextEncodingError ? new ValidationFailed(error.message) : (error as Error),
+      );
+    }
+    parseJson(request, text, done);
   });
 }
 

@@ -1,2 +1,3 @@
 export { OpmlError, parseOpml, toOpml } from './opml';
 export type { OpmlDocument, OpmlFeed, OpmlHead } from './opml';
+export { decodeText, TextEncodingError } from './text';

@@ -82,12 +82,12 @@ describe('castlog history', () => {
         expect.stringMatching(
           /^POST 2 items: https:\/\/a\.example\.com\/.*…, https:\/\/b\.example\.com\/.*…$/,
         ),
-        'added 2, failed 0',
+        'subscribed 2, failed 0',
       ],
       [
         'SubscriptionsAddRequested',
         expect.stringMatching(/^POST 1 item: https:\/\/c\.example/),
-        'added 1, failed 0',
+        'subscribed 1, failed 0',
       ],
       ['SubscriptionUpdateRequested', `PATCH ${a} is_subscribed=false`, 'updated is_subscribed=false'],
       ['SubscriptionUpdateRequested', `PATCH ${a} new_guid=${a2}`, `updated guid=${a2}`],
@@ -119,7 +119,7 @@ describe('castlog history', () => {
       type: 'SubscriptionsAddRequested',
       requestId: expect.any(String),
       request: expect.stringMatching(/^POST 2 items/),
-      result: 'added 2, failed 0',
+      result: 'subscribed 2, failed 0',
       event: expect.objectContaining({ type: 'SubscriptionsAddRequested', userId: alice.id }),
       outcome: expect.objectContaining({ kind: 'Added', failure: [] }),
       instant: expect.stringMatching(ISO_MS),

@@ -241,11 +241,11 @@ export function describeRequest(event: LogEvent): string {
   }
 }
 
-/** The stored outcome in one line: `added 2, failed 0`, `404`, `deletion #7 accepted`. */
+/** The stored outcome in one line: `subscribed 2, failed 0`, `404`, `deletion #7 accepted`. */
 export function describeOutcome(outcome: RequestOutcome): string {
   switch (outcome.kind) {
     case 'Added':
-      return `added ${outcome.success.length}, failed ${outcome.failure.length}`;
+      return `subscribed ${outcome.success.length}, failed ${outcome.failure.length}`;
     case 'Updated': {
       const changed = outcome.changed;
       const fields = [

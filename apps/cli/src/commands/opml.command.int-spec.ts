@@ -1,5 +1,6 @@
 import { OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
 import { GpodderQuery } from '@castlog/read-model';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,12 +62,14 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
     const d = deps();
     expect(await opmlImport(d, alice.name, fixture('antennapod.opml'))).toBe(0);
     expect(d.stdout.text).toBe(
-      `imported ${fixture('antennapod.opml')} for ${alice.name}: added 7, failed 0\n`,
+      `imported ${fixture('antennapod.opml')} for ${alice.name}: subscribed 7, failed 0\n`,
     );
     expect(d.stderr.text).toMatch(
       /^appended 7 feeds in 1 event \(request opml-import-[0-9a-f-]{36}\); waiting/,
     );
-    expect(d.stderr.text).toContain('opml import: event 1/1 applied, 7/7 feeds (100%): added 7, failed 0\n');
+    expect(d.stderr.text).toContain(
+      'opml import: event 1/1 applied, 7/7 feeds (100%): subscribed 7, failed 0\n',
+    );
     expect(urlsOf(await exported(alice))).toEqual(await fixtureUrls('antennapod.opml'));
   });
 
@@ -78,7 +81,9 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
       const d = deps();
       expect(await opmlImport(d, bob.name, fixture(name))).toBe(0);
       const urls = await fixtureUrls(name);
-      expect(d.stdout.text).toBe(`imported ${fixture(name)} for ${bob.name}: added ${urls.size}, failed 0\n`);
+      expect(d.stdout.text).toBe(
+        `imported ${fixture(name)} for ${bob.name}: subscribed ${urls.size}, failed 0\n`,
+      );
       urls.forEach((url) => expected.add(url));
     }
     expect(urlsOf(await exported(bob))).toEqual(expected);
@@ -99,12 +104,14 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
 
     const d = deps();
     expect(await opmlImport(d, carol.name, file, { timeout: '120s' })).toBe(0);
-    expect(d.stdout.text).toBe(`imported ${file} for ${carol.name}: added 10000, failed 0\n`);
+    expect(d.stdout.text).toBe(`imported ${file} for ${carol.name}: subscribed 10000, failed 0\n`);
     const lines = d.stderr.text.split('\n').filter((line) => line.startsWith('opml import: '));
     expect(lines).toHaveLength(10);
-    expect(lines[0]).toBe('opml import: event 1/10 applied, 1000/10000 feeds (10%): added 1000, failed 0');
+    expect(lines[0]).toBe(
+      'opml import: event 1/10 applied, 1000/10000 feeds (10%): subscribed 1000, failed 0',
+    );
     expect(lines[9]).toBe(
-      'opml import: event 10/10 applied, 10000/10000 feeds (100%): added 10000, failed 0',
+      'opml import: event 10/10 applied, 10000/10000 feeds (100%): subscribed 10000, failed 0',
     );
 
     const out = join(dir, 'carol.opml');
@@ -130,10 +137,40 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
     );
     const d = deps();
     expect(await opmlImport(d, dave.name, file)).toBe(0);
-    expect(d.stdout.text).toBe(`imported ${file} for ${dave.name}: added 1, failed 2\n`);
+    expect(d.stdout.text).toBe(`imported ${file} for ${dave.name}: subscribed 1, failed 2\n`);
     expect(d.stderr.text).toContain('failed: ftp://files.example/feed: Unsupported protocol\n');
     expect(d.stderr.text).toContain('failed: feeds.example/no-protocol: No protocol present\n');
     expect(urlsOf(await exported(dave))).toEqual(new Set([good]));
+  });
+
+  it('reads a file in the encoding its XML declaration names, and refuses one that is not UTF-8 and names none', async () => {
+    const grace = await app.freshUser();
+    const url = `https://f\u00fcr.example/${randomUUID()}`;
+    const declared = join(dir, 'latin1.opml');
+    await writeFile(
+      declared,
+      Buffer.from(
+        `<?xml version="1.0" encoding="ISO-8859-1"?>\n<opml version="2.0"><head><title>Caf\u00e9</title></head>` +
+          `<body><outline text="\u00e9" xmlUrl="${url}"/></body></opml>`,
+        'latin1',
+      ),
+    );
+    const d = deps();
+    expect(await opmlImport(d, grace.name, declared)).toBe(0);
+    expect(urlsOf(await exported(grace))).toEqual(new Set([url]));
+    const undeclared = join(dir, 'latin1-undeclared.opml');
+    await writeFile(
+      undeclared,
+      Buffer.from(
+        `<opml version="2.0"><body><outline xmlUrl="https://caf\u00e9.example/"/></body></opml>`,
+        'latin1',
+      ),
+    );
+    const refused = deps();
+    expect(await opmlImport(refused, grace.name, undeclared)).toBe(1);
+    expect(refused.stderr.text).toBe(
+      `castlog: ${undeclared}: the text is not UTF-8 (an XML document in another encoding must declare it)\n`,
+    );
   });
 
   it('shows a progress bar on a terminal', async () => {
@@ -149,7 +186,7 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
     await writeFile(file, toOpml([]));
     const d = deps();
     expect(await opmlImport(d, frank.name, file)).toBe(0);
-    expect(d.stdout.text).toBe(`imported ${file} for ${frank.name}: added 0, failed 0\n`);
+    expect(d.stdout.text).toBe(`imported ${file} for ${frank.name}: subscribed 0, failed 0\n`);
     expect(d.stderr.text).toBe(`no feeds in ${file}\n`);
     expect(await exported(frank)).toEqual([]);
   });
@@ -231,7 +268,7 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
       return { code, stdout: out.stdout.text, stderr: out.stderr.text };
     };
     const imported = await castlog('opml', 'import', grace.name, fixture('apple-podcasts.opml'));
-    expect(imported).toMatchObject({ code: 0, stdout: expect.stringMatching(/added 4, failed 0\n$/) });
+    expect(imported).toMatchObject({ code: 0, stdout: expect.stringMatching(/subscribed 4, failed 0\n$/) });
     const out = join(dir, 'grace.opml');
     expect(await castlog('opml', 'export', grace.name, '--output', out)).toEqual({
       code: 0,

@@ -10,7 +10,7 @@ import {
   SubscriptionsAddRequested,
 } from '@castlog/domain';
 import { envelopeOf, EventLog, LogPosition } from '@castlog/event-log';
-import { OpmlError, OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
+import { decodeText, OpmlError, OpmlFeed, parseOpml, TextEncodingError, toOpml } from '@castlog/opml';
 import { GpodderQuery, OutcomesQuery, positionKey } from '@castlog/read-model';
 import { Presets, SingleBar } from 'cli-progress';
 import { randomUUID } from 'node:crypto';
@@ -96,7 +96,7 @@ export function opmlImport(
     const userId = await userIdOf(deps.dataSource, user);
     if (feeds.length === 0) {
       deps.stderr.write(`no feeds in ${file}\n`);
-      deps.stdout.write(`imported ${file} for ${user}: added 0, failed 0\n`);
+      deps.stdout.write(`imported ${file} for ${user}: subscribed 0, failed 0\n`);
       return 0;
     }
 
@@ -134,7 +134,7 @@ export function opmlImport(
     if (failures.length > MAX_LISTED_FAILURES) {
       deps.stderr.write(`… and ${failures.length - MAX_LISTED_FAILURES} more failed\n`);
     }
-    deps.stdout.write(`imported ${file} for ${user}: added ${added}, failed ${failures.length}\n`);
+    deps.stdout.write(`imported ${file} for ${user}: subscribed ${added}, failed ${failures.length}\n`);
     return 0;
   });
 }
@@ -147,16 +147,17 @@ async function userIdOf(dataSource: DataSource, user: string): Promise<string> {
 }
 
 async function readFeeds(file: string): Promise<OpmlFeed[]> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
     throw new CliError(`cannot read ${file}: ${reason(error)}`);
   }
   try {
-    return parseOpml(text).feeds;
+    return parseOpml(decodeText(bytes)).feeds;
   } catch (error) {
-    if (error instanceof OpmlError) throw new CliError(`${file}: ${error.message}`);
+    if (error instanceof OpmlError || error instanceof TextEncodingError)
+      throw new CliError(`${file}: ${error.message}`);
     throw error;
   }
 }
@@ -297,7 +298,7 @@ function importProgress(stderr: ProgressOutput, total: number, chunks: number): 
       applied += 1;
       stderr.write(
         `opml import: event ${applied}/${chunks} applied, ${done}/${total} feeds ` +
-          `(${Math.floor((done / total) * 100)}%): added ${added}, failed ${failed}\n`,
+          `(${Math.floor((done / total) * 100)}%): subscribed ${added}, failed ${failed}\n`,
       );
     },
     stop: () => undefined,
