@@ -186,6 +186,34 @@ describe('castlog history', () => {
     expect(entry?.event).toMatchObject({ items: [{ feedUrl: sent }] });
   });
 
+  it('sums a simple-API PUT up as the set it makes, and keeps it for a known guid only', async () => {
+    const heidi = await app.freshUser();
+    const kept = feed('kept');
+    const put = await app.as(heidi).request('PUT', `/subscriptions/${heidi.name}/laptop.txt`, {
+      rawBody: `${kept}\n`,
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(put.status).toBe(200);
+    const [entry] = await json(heidi.name);
+    expect(entry?.request).toBe(`gpodder PUT from laptop: the set becomes 1 [${kept.slice(0, 39)}…]`);
+    const added = await app.as(heidi).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed() }] });
+    const known = (await json(heidi.name, added.body.success[0].guid)).map((e) => e.type);
+    expect(known).toEqual(['GpodderUploadRequested', 'SubscriptionsAddRequested']);
+    expect(await json(heidi.name, guid())).toEqual([]);
+  });
+
+  it("shows a removed user's history by its id", async () => {
+    const ivan = await app.freshUser();
+    await app.as(ivan).post('/v1/subscriptions', { subscriptions: [{ feed_url: feed() }] });
+    const before = await json(ivan.id);
+    expect(before).toHaveLength(1);
+    await app.runtime.database.dataSource.query(`DELETE FROM castlog_auth.users WHERE id = $1`, [ivan.id]);
+    expect(await json(ivan.id)).toEqual(before);
+    const byName = deps();
+    expect(await history(byName, ivan.name)).toBe(1);
+    expect(byName.stderr.text).toBe(`castlog: no user ${ivan.name}\n`);
+  });
+
   it('shows a user with no events as an empty history', async () => {
     const carol = await app.freshUser();
     expect(await json(carol.name)).toEqual([]);

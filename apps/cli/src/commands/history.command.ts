@@ -41,8 +41,8 @@ export interface HistoryEntry {
  * order, each with the outcome the projection stored for it. */
 export function history(deps: HistoryDeps, user: string, options: HistoryOptions = {}): Promise<number> {
   return runCommand(deps, async () => {
-    const userId = await userIdOf(deps.dataSource, user);
     const query = new HistoryQuery(deps.dataSource, deps);
+    const userId = await userIdOf(deps.dataSource, query, user);
     const concerns =
       options.guid === undefined ? () => true : await subscriptionFilter(deps, query, userId, options.guid);
 
@@ -98,11 +98,14 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
   });
 }
 
-/** The user's id, by name (or by id). */
-async function userIdOf(dataSource: DataSource, user: string): Promise<string> {
-  const id = await findUserId(dataSource, user, isGuid(user) ? normalizeGuid(user) : null);
-  if (!id) throw new CliError(`no user ${user}`);
-  return id;
+/** The user's id, by name or by id; by id also for a user since removed, whose events and
+ * outcomes stay in the log and the read model for audit. */
+async function userIdOf(dataSource: DataSource, query: HistoryQuery, user: string): Promise<string> {
+  const byId = isGuid(user) ? normalizeGuid(user) : null;
+  const id = await findUserId(dataSource, user, byId);
+  if (id) return id;
+  if (byId !== null && (await query.firstApplied(byId)) !== undefined) return byId;
+  throw new CliError(`no user ${user}`);
 }
 
 /** Where to start reading: from the user's first applied record in its partition when the
@@ -131,7 +134,8 @@ async function subscriptionFilter(
   if (!isGuid(guid)) throw new CliError(`--guid must be a UUID, not ${guid}`);
   const family = await query.family(userId, normalizeGuid(guid));
   const guids = new Set(family?.guids ?? []);
-  if (guids.size === 0) {
+  const known = guids.size > 0;
+  if (!known) {
     deps.stderr.write(`guid ${guid} is not in the read model: showing the events that name it\n`);
     guids.add(normalizeGuid(guid));
   }
@@ -159,9 +163,10 @@ async function subscriptionFilter(
       case 'EpisodeActionsUploaded':
         return false;
       case 'GpodderUploadRequested':
-        // A replacing upload (simple-API PUT) can unsubscribe any subscription of the user.
+        // A replacing upload (simple-API PUT) can unsubscribe any subscription of the user (one
+        // the read model knows: an unknown guid keeps only the events that name it).
         return (
-          event.replace === true ||
+          (known && event.replace === true) ||
           event.add.some((item) => hasGuid(item.candidateGuid) || hasFeedUrl(item.feedUrl)) ||
           event.remove.some(hasFeedUrl)
         );
@@ -224,13 +229,15 @@ export function describeRequest(event: LogEvent): string {
       return `gpodder device ${event.deviceId} ${fields.join(' ')}`.trimEnd();
     }
     case 'GpodderUploadRequested': {
-      const verb = event.replace === true ? 'PUT' : 'upload';
       const urls = (values: readonly unknown[]): string =>
         values
           .slice(0, MAX_URLS)
           .map((value) => short(typeof value === 'string' ? value : JSON.stringify(value)))
           .join(', ') + (values.length > MAX_URLS ? `, +${values.length - MAX_URLS} more` : '');
-      return `gpodder ${verb} from ${event.deviceId}: add ${event.add.length} [${urls(event.add.map((item) => item.feedUrl))}] remove ${event.remove.length} [${urls(event.remove)}]`;
+      const added = `${event.add.length} [${urls(event.add.map((item) => item.feedUrl))}]`;
+      // A replacing upload's remove list is empty: every feed not in it is unsubscribed.
+      if (event.replace === true) return `gpodder PUT from ${event.deviceId}: the set becomes ${added}`;
+      return `gpodder upload from ${event.deviceId}: add ${added} remove ${event.remove.length} [${urls(event.remove)}]`;
     }
     case 'EpisodeActionsUploaded':
       return `gpodder ${event.actions.length} episode action${event.actions.length === 1 ? '' : 's'}`;
