@@ -3,7 +3,9 @@ import { AuthStore } from '@castlog/auth';
 import { type Config, loadConfig } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { ProjectionVersions } from '@castlog/read-model';
-import { openDatabase, openLogAndDatabase } from '@castlog/runtime';
+import { embeddedPostgresDir, openDatabase, openLogAndDatabase } from '@castlog/runtime';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { CommandIo, fail } from './commands/command-io';
 import { history } from './commands/history.command';
@@ -13,6 +15,15 @@ import { replay } from './commands/replay.command';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
 import { usersAdd, usersList, usersRemove } from './commands/users.command';
 
+/** Without DATABASE_URL, a command on a data directory that holds no database yet (CASTLOG_DATA_DIR
+ * is relative to the working directory) creates one: said on stderr, so that an empty answer from
+ * a new database is not mistaken for the server's. */
+function sayWhenNew(config: Config): void {
+  const dataDir = embeddedPostgresDir(config);
+  if (!config.DATABASE_URL && !existsSync(join(dataDir, 'PG_VERSION')))
+    process.stderr.write(`castlog: no database in ${dataDir} yet: creating one (CASTLOG_DATA_DIR)\n`);
+}
+
 /** Opens the store for one command and closes it afterwards. */
 export type WithStore = <T>(body: (store: AuthStore, config: Config) => Promise<T>) => Promise<T>;
 
@@ -21,6 +32,7 @@ export const withDatabaseStore =
   (env: NodeJS.ProcessEnv = process.env): WithStore =>
   async (body) => {
     const config = loadConfig(env);
+    sayWhenNew(config);
     const database = await openDatabase(config);
     try {
       return await body(new AuthStore(database.dataSource), config);
@@ -47,6 +59,7 @@ export const withDatabaseAndLog =
   (env: NodeJS.ProcessEnv = process.env): WithLog =>
   async (body) => {
     const config = loadConfig(env);
+    sayWhenNew(config);
     const runtime = await openLogAndDatabase(config);
     try {
       const { readModel, database, eventLog } = runtime;
