@@ -231,6 +231,17 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       expect((await simple.json()).body.sort()).toEqual([b, c].sort());
     });
 
+    it('judges credentials before the encoding: 401 for a body that is not text, without or with wrong ones', async () => {
+      const path = `/subscriptions/${alice.name}/phone.txt`;
+      const options = { rawBody: Buffer.from([0xff]), headers: { 'content-type': 'text/plain' } };
+      expect((await app.anonymous.request('PUT', path, options)).status).toBe(401);
+      const bob = await app.freshUser();
+      expect((await app.as(bob).request('PUT', path, options)).status).toBe(401);
+      expect(
+        (await app.anonymous.request('POST', `/api/2/devices/${alice.name}/a.json`, options)).status,
+      ).toBe(401);
+    });
+
     it('refuses a device id outside the pattern with 400', async () => {
       expect400(
         await simple.put('txt', `${feed()}\n`, 'text/plain', 'a:b'),

@@ -17,6 +17,7 @@ import {
   ErrorBodyFilter,
 } from './error-body.filter';
 import { InvalidInputStatusByPath, routeOptionsOf } from './route-options';
+import { UndecodableText } from './text-body';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -142,8 +143,8 @@ const hasBody = (headers: IncomingHttpHeaders): boolean =>
   headers['transfer-encoding'] !== undefined ||
   (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
-/** Routes with the `textBody` option (CastlogRoute) get their body as UTF-8 text whatever the
- * request's Content-Type, including none, a malformed one, or JSON that does not parse: gpodder.net
+/** Routes with the `textBody` option (CastlogRoute) get their body as text (`decodeText`; else an
+ * `UndecodableText`, refused after the credentials) whatever the request's Content-Type, including none, a malformed one, or JSON that does not parse: gpodder.net
  * clients label bodies loosely (mygpoclient sends JSON as application/x-www-form-urlencoded,
  * AntennaPod text as `plain/text`, an empty body as JSON). The route's Content-Type is replaced by
  * TEXT_BODY_TYPE before Fastify picks a parser; every other route keeps Fastify's and Nest's parsing
@@ -153,7 +154,8 @@ function readTextBodies(fastify: FastifyInstance): void {
     try {
       done(null, decodeText(body as Buffer));
     } catch (error) {
-      done(error instanceof TextEncodingError ? new ValidationFailed(error.message) : (error as Error));
+      if (error instanceof TextEncodingError) done(null, new UndecodableText(error.message));
+      else done(error as Error);
     }
   });
   fastify.addHook('onRequest', async (request) => {

@@ -1,10 +1,14 @@
+import { UsePipes } from '@nestjs/common';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
+import { RefuseUndecodableText } from './text-body';
 
 /** What a castlog route asks of the HTTP layer beyond its handler, kept in the Fastify route's
  * `config` under `castlog`. */
 export interface CastlogRouteOptions {
-  /** The handler receives the request body as text (UTF-8), whatever the Content-Type says or
-   * whether there is one: the route reads the body by its content. Only the body limit applies. */
+  /** The handler receives the request body as text (UTF-8, or as its byte order mark or XML
+   * declaration says), whatever the Content-Type says or whether there is one: the route reads the
+   * body by its content. A body that is not text is refused as invalid input, after the guards.
+   * Only the body limit applies before them. */
   readonly textBody?: boolean;
   /** The status of input that fails validation on this route: 405 (the Open Podcast API's, the
    * default) or 400 (gpodder.net's). The error body is the same, with this code. */
@@ -18,7 +22,8 @@ interface RouteConfigWithOptions {
 /** A method decorator adding `options` to the route's options (merged with any set before). */
 export const CastlogRoute =
   (options: CastlogRouteOptions): MethodDecorator =>
-  (_target, _key, descriptor) => {
+  (target, key, descriptor) => {
+    if (options.textBody === true) UsePipes(RefuseUndecodableText)(target, key, descriptor);
     const handler = descriptor.value as object;
     const config = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) ??
       {}) as RouteConfigWithOptions;
