@@ -1,7 +1,7 @@
 import { loadConfig } from '@castlog/config';
 import { Metrics } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { connect } from 'node:net';
 import { createHttpApp } from './create-http-app';
 
@@ -16,6 +16,13 @@ class SlowController {
     entered();
     await new Promise<void>((resolve) => (release = resolve));
     return { done: true };
+  }
+
+  @Post('slow')
+  async slowWrite(@Body() body: unknown) {
+    entered();
+    await new Promise<void>((resolve) => (release = resolve));
+    return { done: body };
   }
 }
 
@@ -84,6 +91,34 @@ describe('createHttpApp', () => {
       release();
       expect((await next).json()).toEqual({ done: true });
     } finally {
+      await app.close();
+    }
+  });
+
+  it('answers a request with a body, read in full, still unanswered after REQUEST_TIMEOUT with 503', async () => {
+    const app = await createHttpApp(
+      SlowModule,
+      loadConfig({ RETRY_AFTER_SECONDS: '2', REQUEST_TIMEOUT: '300ms' }),
+    );
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const inFlight = new Promise<void>((resolve) => (entered = resolve));
+      const stuck = fetch(`${await app.getUrl()}/slow`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ feed_url: 'https://a.example/' }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      await inFlight;
+      const answer = await stuck;
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('2');
+      expect(await answer.json()).toEqual({
+        code: '503',
+        message: 'Service unavailable, retry later: no answer within 300 ms',
+      });
+    } finally {
+      release();
       await app.close();
     }
   });

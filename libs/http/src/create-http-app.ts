@@ -119,7 +119,8 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
   const deadlines = new WeakMap<object, NodeJS.Timeout>();
   fastify.addHook('onRequest', async (request, reply) => {
     const deadline = setTimeout(() => {
-      if (reply.sent || request.raw.destroyed) return;
+      // Not `request.raw.destroyed`: Node sets it once a body has been read in full.
+      if (reply.sent || reply.raw.writableEnded || request.raw.socket?.destroyed === true) return;
       request.log.warn({ timeoutMs }, 'request unanswered in time: 503');
       // The connection closes after the answer: the request may still be sending its body.
       void reply
