@@ -10,6 +10,29 @@ import { ProjectionStatus } from './projection-status';
 const unavailable = (reason: string) =>
   new HttpException({ code: '503', message: `Service unavailable, retry later: ${reason}` }, 503);
 
+/** How long readiness waits for each dependency: one that holds a connection open without
+ * answering (a paused process, a network dropping packets) is unready, said well within a probe's
+ * timeout rather than by the probe giving up. */
+export const READINESS_CHECK_MS = 2_000;
+
+/** `check`'s result, or a 503 naming `dependency` when it fails or takes over READINESS_CHECK_MS. */
+async function checked<T>(dependency: string, check: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${READINESS_CHECK_MS} ms`)),
+      READINESS_CHECK_MS,
+    );
+  });
+  try {
+    return await Promise.race([check(), deadline]);
+  } catch (error) {
+    throw unavailable(`${dependency}: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Liveness, readiness and Prometheus metrics, outside /v1. */
 @ApiExcludeController()
 @Controller()
@@ -27,8 +50,9 @@ export class OperationsController {
     return { status: 'ok' };
   }
 
-  /** Ready when no supervised connection is out of reach, PostgreSQL and the event log answer, and
-   * the projection is less than READY_MAX_PROJECTION_LAG events behind in every partition. */
+  /** Ready when no supervised connection is out of reach, PostgreSQL and the event log answer (each
+   * within READINESS_CHECK_MS), and the projection is less than READY_MAX_PROJECTION_LAG events
+   * behind in every partition. */
   @Get('health/ready')
   async ready() {
     const outages = this.health.current();
@@ -43,17 +67,8 @@ export class OperationsController {
           .join('; '),
       );
     }
-    try {
-      await this.database.dataSource.query('SELECT 1');
-    } catch (error) {
-      throw unavailable(`read model: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    let lag: Map<number, number>;
-    try {
-      lag = await this.status.lag();
-    } catch (error) {
-      throw unavailable(`event log: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    await checked('read model', () => this.database.dataSource.query('SELECT 1'));
+    const lag = await checked('event log', () => this.status.lag());
     const worst = Math.max(0, ...lag.values());
     if (worst > this.config.READY_MAX_PROJECTION_LAG) {
       throw unavailable(`projection is ${worst} events behind`);
@@ -66,8 +81,10 @@ export class OperationsController {
   async scrape(): Promise<string> {
     const versions = this.status.versions();
     const [deletions, ...lags] = await Promise.all([
-      this.status.deletionsByStatus().catch(() => new Map<string, number>()),
-      ...versions.map(({ schema }) => this.status.lag(schema).catch(() => new Map<number, number>())),
+      checked('read model', () => this.status.deletionsByStatus()).catch(() => new Map<string, number>()),
+      ...versions.map(({ schema }) =>
+        checked('event log', () => this.status.lag(schema)).catch(() => new Map<number, number>()),
+      ),
     ]);
     this.metrics.projectorLag.reset();
     versions.forEach(({ version }, i) => {
