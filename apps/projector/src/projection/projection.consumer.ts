@@ -96,6 +96,7 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
       (batches) => this.apply(version, batches),
       this.config.PROJECTOR_BATCH_SIZE,
     );
+    const lane = `${PROJECTION} v${version.version}`;
     const consumer = await this.eventLog.consume({
       group,
       maxBatchSize: this.config.PROJECTOR_BATCH_SIZE,
@@ -104,8 +105,19 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
         await transactions.submit([batch]);
       },
       // The log retries with backoff; the lane is reported down until it is past every failure.
-      onError: (error) => this.health.lost(`${PROJECTION} v${version.version}`, error),
-      onRecovered: () => this.health.restored(`${PROJECTION} v${version.version}`),
+      onError: (error) => {
+        if (!this.health.isDown(lane))
+          this.logger.warn(`${lane}: stalled (${messageOf(error)}); retrying with backoff`);
+        this.health.lost(lane, error);
+      },
+      onRecovered: () => {
+        const outage = this.health.current().find(({ component }) => component === lane);
+        this.health.restored(lane);
+        if (outage)
+          this.logger.log(
+            `${lane}: projecting again after ${Math.round((Date.now() - outage.since) / 1000)} s`,
+          );
+      },
     });
     this.logger.log(`projecting version ${version.version} into schema ${version.schema} as group ${group}`);
     return { version, consumer };
