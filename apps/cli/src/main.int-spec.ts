@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AuthStore } from '@castlog/auth';
 import { openAuthTestDatabase } from '../../../test/support/databases';
-import { WithStore, main } from './main';
+import { WithStore, main, withDatabaseAndLog, withDatabaseStore } from './main';
 
 let dataSource: DataSource;
 let store: AuthStore;
@@ -79,6 +79,37 @@ it('prints help with exit code 0', async () => {
   expect(help.code).toBe(0);
   expect(help.stdout).toContain('users');
   expect(help.stdout).toContain('tokens');
+});
+
+it('names the dependency it cannot reach, where the client names only an address', async () => {
+  const run = async (env: NodeJS.ProcessEnv, args: string[]) => {
+    const streams = {
+      stdout: { write: () => true },
+      stderr: { text: '', write: (t: string) => (streams.stderr.text += t) },
+    };
+    const code = await main(
+      ['node', 'castlog', ...args],
+      { ...streams, stdin: Readable.from([]) },
+      withDatabaseStore(env),
+      withDatabaseAndLog(env),
+    );
+    return { code, stderr: streams.stderr.text };
+  };
+  expect(await run({ DATABASE_URL: 'postgres://castlog:pw@127.0.0.1:1/castlog' }, ['users', 'list'])).toEqual(
+    {
+      code: 1,
+      stderr:
+        'castlog: cannot reach PostgreSQL at 127.0.0.1:1 (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:1\n',
+    },
+  );
+  expect(
+    await run({ DATABASE_URL: process.env.DATABASE_URL, KAFKA_BROKERS: '127.0.0.1:1' }, ['projections']),
+  ).toEqual({
+    code: 1,
+    stderr: expect.stringMatching(
+      /^castlog: cannot reach Kafka at 127\.0\.0\.1:1 \(KAFKA_BROKERS\): .*ECONNREFUSED/,
+    ),
+  });
 });
 
 describe('the built program, when its output cannot be written', () => {

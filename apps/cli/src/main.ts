@@ -7,7 +7,7 @@ import { embeddedPostgresDir, openDatabase, openLogAndDatabase } from '@castlog/
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { CommandIo, fail } from './commands/command-io';
+import { CliError, CommandIo, describeError, fail } from './commands/command-io';
 import { history } from './commands/history.command';
 import { opmlExport, opmlImport } from './commands/opml.command';
 import { projections } from './commands/projections.command';
@@ -24,6 +24,28 @@ function sayWhenNew(config: Config): void {
     process.stderr.write(`castlog: no database in ${dataDir} yet: creating one (CASTLOG_DATA_DIR)\n`);
 }
 
+/** `open`'s result; its failure names what could not be reached, where the client's message names
+ * only an address (`connect ECONNREFUSED 127.0.0.1:5432`). */
+async function reaching<T>(config: Config, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    const what = unreachable(config, error);
+    throw what ? new CliError(`cannot reach ${what}: ${describeError(error)}`) : error;
+  }
+}
+
+function unreachable(config: Config, error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { name, port, hostname } = error as { name?: string; port?: number; hostname?: string };
+  if (config.KAFKA_BROKERS && name?.startsWith('KafkaJS'))
+    return `Kafka at ${config.KAFKA_BROKERS} (KAFKA_BROKERS)`;
+  if (!config.DATABASE_URL) return undefined;
+  const server = new URL(config.DATABASE_URL);
+  const named = port === Number(server.port || 5432) || hostname === server.hostname;
+  return named ? `PostgreSQL at ${server.host} (DATABASE_URL)` : undefined;
+}
+
 /** Opens the store for one command and closes it afterwards. */
 export type WithStore = <T>(body: (store: AuthStore, config: Config) => Promise<T>) => Promise<T>;
 
@@ -33,7 +55,7 @@ export const withDatabaseStore =
   async (body) => {
     const config = loadConfig(env);
     sayWhenNew(config);
-    const database = await openDatabase(config);
+    const database = await reaching(config, () => openDatabase(config));
     try {
       return await body(new AuthStore(database.dataSource), config);
     } finally {
@@ -60,7 +82,7 @@ export const withDatabaseAndLog =
   async (body) => {
     const config = loadConfig(env);
     sayWhenNew(config);
-    const runtime = await openLogAndDatabase(config);
+    const runtime = await reaching(config, () => openLogAndDatabase(config));
     try {
       const { readModel, database, eventLog } = runtime;
       return await body(

@@ -44,9 +44,10 @@ export function describeError(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0 && !error.message) {
     return describeError(error.errors[0]);
   }
-  if (error instanceof Error) {
-    const text = error.message || (error as { code?: string }).code || error.name;
-    return oneLine(text);
+  // Not `instanceof Error`: errors of Node's own modules may come from another realm (a test's VM).
+  if (typeof error === 'object' && error !== null && 'message' in error) {
+    const { message, code, name } = error as { message?: unknown; code?: string; name?: string };
+    return oneLine((typeof message === 'string' && message) || code || name || 'Error');
   }
   return String(error);
 }
