@@ -127,6 +127,7 @@ describe('embedded mode under PostgreSQL faults', () => {
         api.get('/v1/subscriptions', { authorization: basic }),
         api.get('/api/2/devices/faulty.json', { authorization: basic }),
         api.post('/v1/auth/login', { username: 'faulty', password: 'a long enough password' }),
+        api.get('/health/ready'),
       ]);
     } finally {
       for (const pid of paused) process.kill(pid, 'SIGCONT');
@@ -136,6 +137,8 @@ describe('embedded mode under PostgreSQL faults', () => {
       expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(answer.body).toEqual({ code: '503', message: expect.stringMatching(/^Service unavailable/) });
     }
+    // Readiness names the dependency itself, well before the request deadline would answer for it.
+    expect(answers.at(-1)?.body.message).not.toMatch(/no answer within 6000 ms/);
     const seconds = await recovery('a write to be acknowledged after PostgreSQL answered again');
     console.log(
       `[embedded faults] PostgreSQL paused: a write was acknowledged ${seconds} s after it resumed`,
