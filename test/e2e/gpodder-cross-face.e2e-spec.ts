@@ -202,6 +202,25 @@ describe('the OPA face (/v1) and the gpodder.net face (/api/2) of one account', 
       }
     });
 
+    it('a removed URL two /v1 subscriptions hold unsubscribes both: it is in remove, not in add', async () => {
+      const [shared, moved] = [feed('gp-shared'), feed('gp-moved')];
+      const [holder, mover] = [await add(shared), await add(moved)];
+      await patch(mover, { new_feed_url: shared });
+      expect(await gpodder.subscribed()).toEqual([shared]);
+      const before = (await gpodder.download()).timestamp;
+
+      await gpodder.upload([], [shared]);
+
+      for (const guid of [holder, mover]) {
+        const single = await opa.get(`/v1/subscriptions/${guid}`);
+        expect(single.body).toEqual(expect.objectContaining({ feed_url: shared, is_subscribed: false }));
+      }
+      const next = await gpodder.download(before);
+      expect(next.remove).toContain(shared);
+      expect(next.add).not.toContain(shared);
+      expect(await gpodder.subscribed()).toEqual([]);
+    });
+
     it('an added URL that /v1 deleted is reinstated: /v1 answers 200 again, subscribed', async () => {
       const url = feed('reinstated');
       const guid = await add(url);

@@ -263,6 +263,58 @@ describe('removed URLs unsubscribe', () => {
       .thenOutcome(uploaded([], T3))
       .thenNoChanges());
 
+  describe('two subscriptions holding one URL', () => {
+    // G1 moved to B by PATCH while G2 holds B: both are subscribed under B.
+    const sharing = [
+      phone,
+      at(
+        T2,
+        addRequested([
+          { feed_url: A, guid: G1 },
+          { feed_url: B, guid: G2 },
+        ]),
+      ),
+      at(T3, updateRequested(G1, { new_feed_url: B })),
+    ];
+
+    it('a removed URL unsubscribes both: none of them is left under it', () =>
+      spec
+        .given(...sharing)
+        .when(at(T4, uploadRequested('phone', { remove: [B] })))
+        .thenOutcome(uploaded([], T4))
+        .thenState((s) => {
+          expect(resolved(s, G1)).toMatchObject({ feedUrl: B, isSubscribed: false, subscriptionChanged: T4 });
+          expect(resolved(s, G2)).toMatchObject({ feedUrl: B, isSubscribed: false, subscriptionChanged: T4 });
+        }));
+
+    it("a removed older URL reaches only the feed that had it, not the other holder of the feed's URL", () =>
+      spec
+        .given(...sharing)
+        .when(at(T4, uploadRequested('phone', { remove: [A] })))
+        .thenOutcome(uploaded([[A, B]], T4))
+        .thenState((s) => {
+          expect(resolved(s, G1)).toMatchObject({ isSubscribed: false, subscriptionChanged: T4 });
+          expect(resolved(s, G2)).toMatchObject({ isSubscribed: true });
+        }));
+
+    it('the URL and an older spelling of one of them removed together unsubscribe each once', () =>
+      spec
+        .given(...sharing)
+        .when(at(T4, uploadRequested('phone', { remove: [A, B] })))
+        .thenOutcome(uploaded([[A, B]], T4))
+        .thenChanges(
+          {
+            kind: 'SubscriptionSaved',
+            subscription: expect.objectContaining({ id: G1, isSubscribed: false }),
+          },
+          {
+            kind: 'SubscriptionSaved',
+            subscription: expect.objectContaining({ id: G2, isSubscribed: false }),
+          },
+          { kind: 'ClockAdvanced', userId: USER, lastInstant: T4 },
+        ));
+  });
+
   it('adds and removes of one upload apply together', () =>
     spec
       .given(...subscribed)

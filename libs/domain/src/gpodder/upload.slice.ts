@@ -39,6 +39,34 @@ const heldSubscribed = (state: UserSubscriptions, item: AddItem): Subscription |
   return held ? match : undefined;
 };
 
+/** The live subscriptions (neither merged nor deleted) under their current normalised feed_url:
+ * two of them can share one URL (a POST item matched by guid, a PATCH new_feed_url). */
+const subscriptionsByCurrentUrl = (state: UserSubscriptions): Map<string, Subscription[]> => {
+  const byUrl = new Map<string, Subscription[]>();
+  for (const subscription of state.subscriptions.values()) {
+    if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
+    const url = normalizeFeedUrl(subscription.feedUrl);
+    const holders = byUrl.get(url);
+    if (holders === undefined) byUrl.set(url, [subscription]);
+    else holders.push(subscription);
+  }
+  return byUrl;
+};
+
+/** Every live subscription a removed URL reaches: the one that last took it (through merges,
+ * so an older URL still reaches its feed) and every other one that holds it now. */
+const reachedBy = (
+  state: UserSubscriptions,
+  normalized: string,
+  byCurrentUrl: ReadonlyMap<string, readonly Subscription[]>,
+): Subscription[] => {
+  const reached = new Map<Guid, Subscription>();
+  const latest = resolveFeedUrl(state, normalized);
+  if (latest !== undefined && latest.deleted === null) reached.set(latest.id, latest);
+  for (const holder of byCurrentUrl.get(normalized) ?? []) reached.set(holder.id, holder);
+  return [...reached.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+};
+
 const unsubscribed = (subscription: Subscription, now: Instant): Change =>
   saved({ ...subscription, isSubscribed: false, subscriptionChanged: now });
 
@@ -77,20 +105,22 @@ export const decideUpload = (
   }
   const kept = new Set(landed.map(([, id]) => id));
 
-  // A removed URL that reaches a subscription unsubscribes it; a URL nothing holds changes nothing.
+  // A removed URL unsubscribes every subscription it reaches; a URL nothing holds changes nothing.
+  const byCurrentUrl = subscriptionsByCurrentUrl(draft.state);
   for (const url of event.remove) {
     const checked = checkFeedUrl(url);
     if (!checked.ok) {
       updateUrls.set(checked.feedUrl, '');
       continue;
     }
-    const match = resolveFeedUrl(draft.state, checked.normalized);
-    if (match === undefined || match.deleted !== null) continue;
-    // Decision: an older URL of a feed this upload adds does not take it away again; only the same
-    // URL in both lists is refused (conflictingUrl), and an alias is read as the add's.
-    if (kept.has(match.id)) continue;
-    if (match.feedUrl !== checked.feedUrl) updateUrls.set(checked.feedUrl, match.feedUrl);
-    if (match.isSubscribed) apply([unsubscribed(match, now)]);
+    for (const match of reachedBy(draft.state, checked.normalized, byCurrentUrl)) {
+      // Decision: an older URL of a feed this upload adds does not take it away again; only the
+      // same URL in both lists is refused (conflictingUrl), and an alias is read as the add's.
+      if (kept.has(match.id)) continue;
+      if (match.feedUrl !== checked.feedUrl) updateUrls.set(checked.feedUrl, match.feedUrl);
+      const current = requireSubscription(draft.state, match.id);
+      if (current.isSubscribed) apply([unsubscribed(current, now)]);
+    }
   }
 
   // A replacing upload unsubscribes every subscription no added URL reached, in the order of their

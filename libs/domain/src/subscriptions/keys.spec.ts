@@ -156,8 +156,16 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
       ],
       deletionIds: [],
       deviceIds: [[USER, 'phone']],
-      wholeUsers: new Set(),
+      wholeUsers: new Set([USER]),
     }));
+
+  it('an upload removing a URL reaches its whole user: every subscription holding the URL now', () => {
+    const keys = keysOf([
+      uploadRequested('phone', { remove: [B] }),
+      uploadRequested('tv', { add: [A], remove: ['example.com/rss', 42] }, OTHER_USER),
+    ]);
+    expect(keys.wholeUsers).toEqual(new Set([USER]));
+  });
 
   it('a replacing upload reaches its whole user, only its own', () => {
     const keys = keysOf([
