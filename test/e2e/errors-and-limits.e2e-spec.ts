@@ -141,6 +141,24 @@ describe('Errors', () => {
     expect(deleted.body).toEqual({ deletion_id: expect.any(Number), message: expect.any(String) });
   });
 
+  it('documents in /openapi.json the 401, 429 and 503 of every authenticated operation, and bearer tokens as opaque', async () => {
+    const document = (await (await fetch(new URL('/openapi.json', app.url))).json()) as {
+      paths: Record<string, Record<string, { security?: object[]; responses: Record<string, unknown> }>>;
+      components: { securitySchemes: Record<string, { bearerFormat?: string }> };
+    };
+    const authenticated = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => (operation.security ?? []).length > 0)
+        .map(([method, operation]) => [`${method} ${path}`, Object.keys(operation.responses)] as const),
+    );
+    expect(authenticated.length).toBeGreaterThanOrEqual(6);
+    for (const [operation, statuses] of authenticated)
+      expect([operation, statuses]).toEqual([operation, expect.arrayContaining(['401', '429', '503'])]);
+    expect(document.components.securitySchemes.bearer).toEqual(
+      expect.objectContaining({ scheme: 'bearer', bearerFormat: 'opaque' }),
+    );
+  });
+
   it('sends the error body as JSON with the code as a string', async () => {
     const response = await app.as(alice).get('/v1/subscriptions/not-a-guid');
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);

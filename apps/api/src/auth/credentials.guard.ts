@@ -24,6 +24,7 @@ import {
   RateLimits,
   ReplyWithHeaders,
 } from './rate-limit.guard';
+import { ApiOutageResponse } from '../http/openapi';
 import { TokenCache } from './token-cache';
 
 /** Names of the OpenAPI security schemes (see `addAuthSecuritySchemes`). */
@@ -93,6 +94,7 @@ export const Authenticated = () =>
       description: 'Rate limit exceeded; see Retry-After',
       schema: errorSchema('429', 'Too many requests'),
     }),
+    ApiOutageResponse(),
   );
 
 /** Declares the `bearer`, `basic` and `session` security schemes the routes refer to. */
@@ -102,6 +104,8 @@ export function addAuthSecuritySchemes(builder: DocumentBuilder): DocumentBuilde
       {
         type: 'http',
         scheme: 'bearer',
+        // Opaque tokens (`cl_…`), not JWTs, whatever the builder's default says.
+        bearerFormat: 'opaque',
         description: 'Token from POST /v1/auth/login, /v1/auth/refresh or `castlog tokens issue`',
       },
       BEARER_SCHEME,

@@ -18,6 +18,13 @@ export const ApiValidationFailedResponse = () =>
     schema: errorSchema('405', 'Input could not be validated: per_page must be an integer >= 1'),
   });
 
+/** The 503 any authenticated route can answer: credentials are checked against PostgreSQL. */
+export const ApiOutageResponse = () =>
+  ApiServiceUnavailableResponse({
+    description: 'PostgreSQL or the event log is out of reach, or no answer in time (Retry-After)',
+    schema: errorSchema('503', 'Service unavailable, retry later'),
+  });
+
 /** Answers every write can give besides its own: the body limit and the event log or projection
  * being out of reach (Retry-After). */
 export const ApiWriteErrors = (withBody: boolean) =>

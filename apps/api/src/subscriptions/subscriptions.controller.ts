@@ -33,6 +33,7 @@ import {
 import {
   AddSubscriptionsRequest,
   formatCursor,
+  MAX_PER_PAGE,
   parseAddItems,
   parseListQuery,
   parseUpdate,
@@ -86,7 +87,8 @@ export class SubscriptionsController {
   @ApiQuery({
     name: 'per_page',
     required: false,
-    schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    description: `Values above ${MAX_PER_PAGE} are served as ${MAX_PER_PAGE} and reported as such.`,
+    schema: { type: 'integer', minimum: 1, default: 50 },
   })
   @ApiQuery({
     name: 'after',

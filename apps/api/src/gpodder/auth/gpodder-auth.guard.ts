@@ -20,6 +20,7 @@ import {
 import { AuthStore, SESSION_TTL_MS, parseAuthorization } from '@castlog/auth';
 import { isPossibleUserName } from '../../auth/auth.request';
 import { errorSchema } from '../../auth/auth.response';
+import { ApiOutageResponse } from '../../http/openapi';
 import { BASIC_SCHEME, BEARER_SCHEME, SESSION_SCHEME } from '../../auth/credentials.guard';
 import {
   FailedCredentials,
@@ -232,6 +233,7 @@ export const GpodderAuthenticated = () =>
       description: 'Rate limit exceeded; see Retry-After',
       schema: errorSchema('429', 'Too many requests'),
     }),
+    ApiOutageResponse(),
   );
 
 /** The authenticated user `{ id, name }`, set by GpodderAuthGuard. A route without the guard
