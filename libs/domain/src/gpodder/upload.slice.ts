@@ -39,6 +39,10 @@ const heldSubscribed = (state: UserSubscriptions, item: AddItem): Subscription |
   return held ? match : undefined;
 };
 
+/** Subscriptions in the order of their ids: changes in the same order whatever order the state was
+ * loaded in. */
+const byId = (a: Subscription, b: Subscription): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** The live subscriptions (neither merged nor deleted) under their current normalised feed_url:
  * two of them can share one URL (a POST item matched by guid, a PATCH new_feed_url). */
 const subscriptionsByCurrentUrl = (state: UserSubscriptions): Map<string, Subscription[]> => {
@@ -64,7 +68,7 @@ const reachedBy = (
   const latest = resolveFeedUrl(state, normalized);
   if (latest !== undefined && latest.deleted === null) reached.set(latest.id, latest);
   for (const holder of byCurrentUrl.get(normalized) ?? []) reached.set(holder.id, holder);
-  return [...reached.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [...reached.values()].sort(byId);
 };
 
 const unsubscribed = (subscription: Subscription, now: Instant): Change =>
@@ -126,9 +130,7 @@ export const decideUpload = (
   // A replacing upload unsubscribes every subscription no added URL reached, in the order of their
   // ids: the changes are the same whatever order the state was loaded in.
   if (event.replace === true) {
-    const all = [...draft.state.subscriptions.values()].sort((a, b) =>
-      a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
-    );
+    const all = [...draft.state.subscriptions.values()].sort(byId);
     for (const subscription of all) {
       if (kept.has(subscription.id) || !subscription.isSubscribed) continue;
       if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
