@@ -203,7 +203,7 @@ describe('with a generous rate limit', () => {
     expect(login?.responses['200']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } },
     });
-    expect(Object.keys(login?.responses ?? {}).sort()).toEqual(['200', '401', '405', '429']);
+    expect(Object.keys(login?.responses ?? {}).sort()).toEqual(['200', '401', '405', '429', '503']);
     expect(document.paths['/v1/auth/refresh']?.post?.requestBody).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/RefreshRequest' } } },
     });
@@ -212,7 +212,7 @@ describe('with a generous rate limit', () => {
     });
     expect(document.paths['/v1/whoami']?.get?.security).toEqual([{ bearer: [] }, { basic: [] }]);
     expect(Object.keys(document.paths['/v1/whoami']?.get?.responses ?? {})).toEqual(
-      expect.arrayContaining(['401', '429']),
+      expect.arrayContaining(['401', '429', '503']),
     );
   });
 });

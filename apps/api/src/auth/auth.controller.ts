@@ -20,6 +20,7 @@ import {
 import { AuthStore } from '@castlog/auth';
 import { CONFIG, type Config } from '@castlog/config';
 import { LoginRequest, RefreshRequest, parseLoginRequest, parseRefreshRequest } from './auth.request';
+import { ApiOutageResponse } from '../http/openapi';
 import { TokenResponse, errorSchema } from './auth.response';
 import { RateLimitGuard } from './rate-limit.guard';
 
@@ -37,6 +38,7 @@ const unauthorized = () => new UnauthorizedException('User not authorized');
   description: 'Rate limit exceeded; see Retry-After',
   schema: errorSchema('429', 'Too many requests'),
 })
+@ApiOutageResponse()
 export class AuthController {
   constructor(
     @Inject(AuthStore) private readonly store: AuthStore,

@@ -241,7 +241,7 @@ describe('with a generous rate limit', () => {
     });
   });
 
-  it('describes the routes with the three security schemes, 400, 401 and 429', () => {
+  it('describes the routes with the three security schemes, 400, 401, 429 and 503', () => {
     const document = SwaggerModule.createDocument(app, addAuthSecuritySchemes(new DocumentBuilder()).build());
     expect(document.components?.securitySchemes?.session).toEqual(
       expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'sessionid' }),
@@ -249,7 +249,7 @@ describe('with a generous rate limit', () => {
     for (const path of ['/api/2/auth/{user}/login.json', '/api/2/auth/{user}/logout.json']) {
       const operation = document.paths[path]?.post;
       expect(operation?.security).toEqual([{ basic: [] }, { bearer: [] }, { session: [] }]);
-      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(['200', '400', '401', '429']);
+      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(['200', '400', '401', '429', '503']);
       expect(operation?.parameters).toContainEqual(expect.objectContaining({ name: 'user', in: 'path' }));
     }
   });
