@@ -25,6 +25,14 @@ describe('decodeText', () => {
     expect(decodeText(latin1(single))).toBe(single);
   });
 
+  it('reads a declaration of UTF-16 or UTF-32 without a byte order mark as the UTF-8 it is written in', () => {
+    for (const encoding of ['utf-16', 'UTF-16LE', 'utf-32', 'ucs-2']) {
+      const text = `<?xml version="1.0" encoding="${encoding}"?>\n<opml><body><outline xmlUrl="https://a.example/f\u00fcr"/></body></opml>`;
+      expect(decodeText(Buffer.from(text))).toBe(text);
+      expect(decodeText(Buffer.from(`${text} `))).toBe(`${text} `);
+    }
+  });
+
   it('refuses what is not UTF-8 and declares nothing, rather than replacing characters', () => {
     expect(() => decodeText(latin1('https://l.example/\u00e9'))).toThrow(
       new TextEncodingError('the text is not UTF-8 (an XML document in another encoding must declare it)'),

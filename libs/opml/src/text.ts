@@ -45,7 +45,12 @@ function byteOrderMark(bytes: Uint8Array): string | undefined {
  * name without a byte order mark writes the declaration so). */
 const XML_DECLARATION = /^<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']/;
 
+/** Encodings in which a declaration cannot be read as ASCII: one that is was written in another
+ * (a UTF-8 file saved from a UTF-16 string often says `encoding="utf-16"`), as XML parsers read it. */
+const NOT_ASCII_COMPATIBLE = /^(utf-?16|utf-?32|ucs-?[24]|unicode|csunicode|iso-10646-ucs)/;
+
 function declaredEncoding(bytes: Uint8Array): string | undefined {
   const start = String.fromCharCode(...bytes.subarray(0, 200));
-  return XML_DECLARATION.exec(start)?.[1]?.toLowerCase();
+  const declared = XML_DECLARATION.exec(start)?.[1]?.toLowerCase();
+  return declared === undefined || NOT_ASCII_COMPATIBLE.test(declared) ? undefined : declared;
 }
