@@ -148,6 +148,32 @@ describe('castlog history', () => {
     ]);
   });
 
+  it('with --guid, keeps a gpodder.net upload removing the URL the subscription holds, though another took it later', async () => {
+    const carol = await app.freshUser();
+    const [holder, mover] = [guid(), guid()];
+    const [shared, moved] = [feed('shared'), feed('moved')];
+    const as = app.as(carol);
+    for (const [url, id] of [
+      [shared, holder],
+      [moved, mover],
+    ])
+      expect(
+        (await as.post('/v1/subscriptions', { subscriptions: [{ feed_url: url, guid: id }] })).status,
+      ).toBe(200);
+    expect((await as.patch(`/v1/subscriptions/${mover}`, { new_feed_url: shared })).status).toBe(200);
+    const basic = `Basic ${Buffer.from(`${carol.name}:${carol.password}`).toString('base64')}`;
+    const upload = await app.anonymous
+      .withAuthorization(basic)
+      .post(`/api/2/subscriptions/${carol.name}/phone.json`, { add: [], remove: [shared] });
+    expect(upload.status).toBe(200);
+    expect((await as.get(`/v1/subscriptions/${holder}`)).body.is_subscribed).toBe(false);
+
+    for (const id of [holder, mover])
+      expect((await json(carol.name, id)).map((entry) => entry.type)).toEqual(
+        expect.arrayContaining(['GpodderUploadRequested']),
+      );
+  });
+
   it('with a guid the read model does not know, keeps the events naming it and says so', async () => {
     const unknown = guid();
     const d = deps();

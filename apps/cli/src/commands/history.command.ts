@@ -1,5 +1,13 @@
 import { findUserId } from '@castlog/auth';
-import { checkFeedUrl, isGuid, LogEvent, normalizeGuid, RequestOutcome, toIso } from '@castlog/domain';
+import {
+  checkFeedUrl,
+  isGuid,
+  LogEvent,
+  normalizeFeedUrl,
+  normalizeGuid,
+  RequestOutcome,
+  toIso,
+} from '@castlog/domain';
 import { EventLog, LogRecord } from '@castlog/event-log';
 import { HistoryQuery } from '@castlog/read-model';
 import Table from 'cli-table3';
@@ -140,12 +148,15 @@ async function subscriptionFilter(
     guids.add(normalizeGuid(guid));
   }
   const feedUrls = new Set(family?.feed_urls ?? []);
+  // A removed URL reaches every subscription holding it now, also one another took it from later.
+  const heldUrls = new Set([...feedUrls, ...(family?.current_feed_urls ?? []).map(normalizeFeedUrl)]);
   const deletionIds = new Set((family?.deletion_ids ?? []).map(Number));
   const hasGuid = (value: unknown) => isGuid(value) && guids.has(normalizeGuid(value));
-  const hasFeedUrl = (value: unknown) => {
+  const among = (urls: ReadonlySet<string>) => (value: unknown) => {
     const checked = checkFeedUrl(value);
-    return checked.ok && feedUrls.has(checked.normalized);
+    return checked.ok && urls.has(checked.normalized);
   };
+  const hasFeedUrl = among(feedUrls);
   return (event) => {
     switch (event.type) {
       case 'SubscriptionsAddRequested':
@@ -168,7 +179,7 @@ async function subscriptionFilter(
         return (
           (known && event.replace === true) ||
           event.add.some((item) => hasGuid(item.candidateGuid) || hasFeedUrl(item.feedUrl)) ||
-          event.remove.some(hasFeedUrl)
+          event.remove.some(among(heldUrls))
         );
       default: {
         const never: never = event;

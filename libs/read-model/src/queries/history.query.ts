@@ -14,6 +14,8 @@ export interface StoredOutcome {
 export interface SubscriptionFamily {
   readonly guids: string[] | null;
   readonly feed_urls: string[] | null;
+  /** The feed_url each of them holds now, as stored (not normalised). */
+  readonly current_feed_urls: string[] | null;
   readonly deletion_ids: string[] | null;
 }
 
@@ -44,8 +46,9 @@ export class HistoryQuery {
     return first;
   }
 
-  /** The guids, normalised feed URLs and deletion ids of the subscription `guid` (normalised)
-   * resolves to, following merges, and of the subscriptions merged into it. */
+  /** The guids, normalised feed URLs (those mapping to them, and those they hold now) and deletion
+   * ids of the subscription `guid` (normalised) resolves to, following merges, and of the
+   * subscriptions merged into it. */
   async family(userId: string, guid: string): Promise<SubscriptionFamily | undefined> {
     const s = quoteIdent(this.readModel.schema);
     const [family] = await this.sql.query<SubscriptionFamily>(
@@ -68,6 +71,8 @@ export class HistoryQuery {
                 WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS guids,
               (SELECT array_agg(normalized_feed_url) FROM ${s}.subscription_feed_urls
                 WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS feed_urls,
+              (SELECT array_agg(feed_url) FROM ${s}.subscriptions
+                WHERE user_id = $1 AND id IN (SELECT id FROM family)) AS current_feed_urls,
               (SELECT array_agg(deletion_id::text) FROM ${s}.deletions
                 WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS deletion_ids`,
       [userId, guid],

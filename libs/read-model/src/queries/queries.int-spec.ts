@@ -211,15 +211,18 @@ describe('read-model queries', () => {
       const family = await query().family(U, B1);
       expect(family?.guids?.sort()).toEqual([A1, A2, B1].sort());
       expect(family?.feed_urls?.sort()).toEqual(['https://a.example/rss', 'https://b.example/rss']);
+      expect(family?.current_feed_urls?.length).toBe(2);
       expect(family?.deletion_ids).toBeNull();
       expect(await query().family(U, C1)).toEqual({
         guids: [C1],
         feed_urls: ['https://c.example/rss'],
+        current_feed_urls: ['https://c.example/rss'],
         deletion_ids: ['7'],
       });
       expect(await query().family(U, 'd1000000-0000-4000-8000-000000000000')).toEqual({
         guids: null,
         feed_urls: null,
+        current_feed_urls: null,
         deletion_ids: null,
       });
     });
