@@ -35,10 +35,20 @@ async function reaching<T>(config: Config, open: () => Promise<T>): Promise<T> {
   }
 }
 
+/** kafkajs's errors for a broker it could not talk to; others (a refused topic, authorisation) are
+ * answers from a broker it reached, and keep their own message. */
+const KAFKA_OUT_OF_REACH = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSNumberOfRetriesExceeded',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSRequestTimeoutError',
+]);
+
 function unreachable(config: Config, error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { name, port, hostname } = error as { name?: string; port?: number; hostname?: string };
-  if (config.KAFKA_BROKERS && name?.startsWith('KafkaJS'))
+  if (config.KAFKA_BROKERS && name !== undefined && KAFKA_OUT_OF_REACH.has(name))
     return `Kafka at ${config.KAFKA_BROKERS} (KAFKA_BROKERS)`;
   if (!config.DATABASE_URL) return undefined;
   const server = new URL(config.DATABASE_URL);
