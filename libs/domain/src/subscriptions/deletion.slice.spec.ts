@@ -228,7 +228,7 @@ describe('DeletionCompleted finalizes a deletion', () => {
       });
   });
 
-  it('a DELETE by a guid merged while its deletion was pending acts on what it resolves to', () => {
+  it('a DELETE by a guid merged while its deletion was pending acts on what it resolves to, the merged row never deleted', () => {
     const two = at(
       T1,
       addRequested([
@@ -245,7 +245,10 @@ describe('DeletionCompleted finalizes a deletion', () => {
       )
       .when(at(T5, deletionRequested(G1), 9))
       .thenOutcome(deletionAccepted(9))
-      .thenState((s) => expect(s.deletions.get(9)).toMatchObject({ subscriptionId: G2, status: 'PENDING' }));
+      .thenState((s) => {
+        expect(s.deletions.get(9)).toMatchObject({ subscriptionId: G2, status: 'PENDING' });
+        expect(s.subscriptions.get(G1)).toMatchObject({ mergedInto: G2, deleted: null, deletionId: null });
+      });
   });
 
   it('takes effect after every earlier change of the user, even when the saga decided before them', () =>
