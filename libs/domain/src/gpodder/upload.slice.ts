@@ -110,7 +110,9 @@ export const decideUpload = (
   const kept = new Set(landed.map(([, id]) => id));
 
   // A removed URL unsubscribes every subscription it reaches; a URL nothing holds changes nothing.
-  const byCurrentUrl = subscriptionsByCurrentUrl(draft.state);
+  // Built only when there is something to remove: a replacing upload loads the whole user.
+  const byCurrentUrl =
+    event.remove.length > 0 ? subscriptionsByCurrentUrl(draft.state) : new Map<string, Subscription[]>();
   for (const url of event.remove) {
     const checked = checkFeedUrl(url);
     if (!checked.ok) {

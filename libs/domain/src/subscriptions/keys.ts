@@ -11,7 +11,8 @@ export interface BatchKeys {
   readonly feedUrls: readonly (readonly [UserId, string])[];
   readonly deletionIds: readonly (readonly [UserId, number])[];
   readonly deviceIds: readonly (readonly [UserId, DeviceId])[];
-  /** Users whose every subscription an event can reach (a replacing upload, an upload removing a URL). */
+  /** Users whose every subscription an event can reach (a replacing upload, an upload removing a
+   * URL). */
   readonly wholeUsers: ReadonlySet<UserId>;
 }
 
@@ -19,8 +20,8 @@ export interface BatchKeys {
  * it is a UUID and its feed_url passes (an item failing its feed_url reaches nothing), the checked
  * feed_url's normalised form, a PATCH's path guid, new_guid and normalised new_feed_url, a DELETE's
  * guid, the deletion a saga result names, the devices a gpodder.net request names, the URLs it
- * adds or removes (as items), and for a replacing upload or one that removes a URL the whole user. Only UUIDs are guid keys:
- * no other guid is stored.
+ * adds or removes (as items), and for a replacing upload or one that removes a URL the whole user.
+ * Only UUIDs are guid keys: no other guid is stored.
  * Loading `reach(state, keysOf(events))` for each user is enough for `decide` on those events,
  * whatever the batch holds (keys.spec.ts). */
 export function keysOf(events: readonly LogEvent[]): BatchKeys {
