@@ -36,6 +36,14 @@ const A_SPELT = 'HTTPS://A.example:443/rss#top';
 const spec = deciderSpec();
 /** The device the uploads come from, used once already. */
 const phone = at(T1, deviceUpdated('phone'));
+/** A as G1 and B as G2, created by one POST. */
+const aAndB = at(
+  T2,
+  addRequested([
+    { feed_url: A, guid: G1 },
+    { feed_url: B, guid: G2 },
+  ]),
+);
 
 describe('added URLs are POST items', () => {
   it('a URL that matches nothing creates a subscription with the guid the API drew', () =>
@@ -111,17 +119,7 @@ describe('added URLs are POST items', () => {
 
   it('lands on the subscription a URL of a merged one resolves to, which takes that URL as a POST does', () =>
     spec
-      .given(
-        phone,
-        at(
-          T2,
-          addRequested([
-            { feed_url: A, guid: G1 },
-            { feed_url: B, guid: G2 },
-          ]),
-        ),
-        at(T3, updateRequested(G1, { new_guid: G2 })),
-      )
+      .given(phone, aAndB, at(T3, updateRequested(G1, { new_guid: G2 })))
       .when(at(T4, uploadRequested('phone', { add: [A] })))
       .thenOutcome(uploaded([], T4))
       .thenState((s) => {
@@ -265,17 +263,7 @@ describe('removed URLs unsubscribe', () => {
 
   describe('two subscriptions holding one URL', () => {
     // G1 moved to B by PATCH while G2 holds B: both are subscribed under B.
-    const sharing = [
-      phone,
-      at(
-        T2,
-        addRequested([
-          { feed_url: A, guid: G1 },
-          { feed_url: B, guid: G2 },
-        ]),
-      ),
-      at(T3, updateRequested(G1, { new_feed_url: B })),
-    ];
+    const sharing = [phone, aAndB, at(T3, updateRequested(G1, { new_feed_url: B }))];
 
     it('a removed URL unsubscribes both: none of them is left under it', () =>
       spec
