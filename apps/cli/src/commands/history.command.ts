@@ -157,6 +157,7 @@ async function subscriptionFilter(
     return checked.ok && urls.has(checked.normalized);
   };
   const hasFeedUrl = among(feedUrls);
+  const holdsFeedUrl = among(heldUrls);
   return (event) => {
     switch (event.type) {
       case 'SubscriptionsAddRequested':
@@ -179,7 +180,7 @@ async function subscriptionFilter(
         return (
           (known && event.replace === true) ||
           event.add.some((item) => hasGuid(item.candidateGuid) || hasFeedUrl(item.feedUrl)) ||
-          event.remove.some(among(heldUrls))
+          event.remove.some(holdsFeedUrl)
         );
       default: {
         const never: never = event;
