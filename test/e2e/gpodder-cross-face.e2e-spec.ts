@@ -17,6 +17,9 @@ import { CastlogUnderTest, childProjectorEnv, startCastlog, TestUser } from '../
  * - A gpodder upload is in GET /v1/subscriptions?since=… with is_subscribed; a removal is an
  *   unsubscription, not a deletion; an added URL matches, reinstates and normalises as an OPA
  *   POST item does.
+ * - A URL two /v1 subscriptions hold (a PATCH new_feed_url moved one onto the other's) stays in the
+ *   user's list while either holds it subscribed: no download removes it, a simple-API PUT of the
+ *   unchanged list keeps both, and an upload adding it does not bring back a deleted holder.
  * - Episode actions are neither touched by /v1 changes nor make subscriptions.
  * - After a mix of both faces, `castlog replay --verify` finds the read model equal to a replay of
  *   the log, and `castlog history` lists the gpodder.net events beside the OPA ones.
@@ -59,6 +62,11 @@ function gpodderFace(app: CastlogUnderTest, user: TestUser) {
     },
     async actions(query = 'since=0'): Promise<{ actions: Record<string, unknown>[]; timestamp: number }> {
       return ok('episode download', await client.get(`/api/2/episodes/${user.name}.json?${query}`));
+    },
+    /** The simple API's PUT: the subscribed set becomes `urls`. */
+    async replace(urls: string[], device = 'phone'): Promise<void> {
+      const path = `/subscriptions/${user.name}/${device}.json`;
+      ok('simple PUT', await client.request('PUT', path, { body: urls }));
     },
     /** The simple API's list of the user's subscribed feeds. */
     async subscribed(): Promise<string[]> {
@@ -219,6 +227,63 @@ describe('the OPA face (/v1) and the gpodder.net face (/api/2) of one account', 
       expect(next.remove).toContain(shared);
       expect(next.add).not.toContain(shared);
       expect(await gpodder.subscribed()).toEqual([]);
+    });
+
+    describe('a URL two /v1 subscriptions hold, one of them subscribed', () => {
+      // holder took shared by its POST, mover by PATCH new_feed_url: both hold it.
+      let shared: string;
+      let holder: string;
+      let mover: string;
+      /** A `since` that leaves out every change made so far: the second after the user's clock, once
+       * the wall clock has passed it. */
+      const sinceNow = async (): Promise<number> => {
+        const { timestamp } = await gpodder.download();
+        while (Math.floor(Date.now() / 1000) <= timestamp)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        return timestamp + 1;
+      };
+      beforeEach(async () => {
+        shared = feed('gp-held');
+        [holder, mover] = [await add(shared), await add(feed('gp-held-moved'))];
+        await patch(mover, { new_feed_url: shared });
+      });
+
+      it('is no remove of a download while the other holds it, whichever was unsubscribed', async () => {
+        for (const [off, on] of [
+          [mover, holder],
+          [holder, mover],
+        ]) {
+          const since = await sinceNow();
+          await patch(off, { is_subscribed: false });
+          // (mover's older URL is a remove each time mover changes: nothing holds it.)
+          const next = await gpodder.download(since);
+          expect(next.add).toEqual([]);
+          expect(next.remove).not.toContain(shared);
+          expect(await gpodder.subscribed()).toEqual([shared]);
+          await patch(off, { is_subscribed: true });
+          expect((await opa.get(`/v1/subscriptions/${on}`)).body.is_subscribed).toBe(true);
+        }
+      });
+
+      it('a simple-API PUT of the unchanged list keeps both subscribed', async () => {
+        const list = await gpodder.subscribed();
+        const since = await sinceNow();
+        await gpodder.replace(list, 'laptop');
+        for (const guid of [holder, mover])
+          expect((await opa.get(`/v1/subscriptions/${guid}`)).body).toEqual(
+            expect.objectContaining({ feed_url: shared, is_subscribed: true }),
+          );
+        expect(await gpodder.download(since, 'tablet')).toEqual(
+          expect.objectContaining({ add: [], remove: [] }),
+        );
+      });
+
+      it('an upload adding it does not bring back the holder /v1 deleted', async () => {
+        await deleteFinalized(mover);
+        await gpodder.upload([shared]);
+        expect((await opa.get(`/v1/subscriptions/${mover}`)).status).toBe(410);
+        expect((await opa.get(`/v1/subscriptions/${holder}`)).body.is_subscribed).toBe(true);
+      });
     });
 
     it('an added URL that /v1 deleted is reinstated: /v1 answers 200 again, subscribed', async () => {

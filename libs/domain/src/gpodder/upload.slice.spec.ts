@@ -285,6 +285,29 @@ describe('removed URLs unsubscribe', () => {
           expect(resolved(s, G2)).toMatchObject({ isSubscribed: true });
         }));
 
+    it('an added URL one of them holds subscribed changes nothing, though the last to take it is unsubscribed', () =>
+      spec
+        .given(...sharing, at(T4, updateRequested(G1, { is_subscribed: false })))
+        .when(at(T5, uploadRequested('phone', { add: [B] })))
+        .thenOutcome(uploaded([], T4))
+        .thenNoChanges());
+
+    it('nor does it bring back the last to take it when that one was deleted', () =>
+      spec
+        .given(...sharing, at(T4, deletionRequested(G1), 71), at(T4, deletionCompleted(71, T4)))
+        .when(at(T5, uploadRequested('phone', { add: [B] })))
+        .thenDecision(({ before, decision }) =>
+          expect(decision.outcome).toEqual(uploaded([], before.lastInstant)),
+        )
+        .thenNoChanges());
+
+    it('a replacing upload naming the URL keeps both subscribed', () =>
+      spec
+        .given(...sharing)
+        .when(at(T4, uploadRequested('phone', { add: [B], replace: true })))
+        .thenOutcome(uploaded([], T3))
+        .thenNoChanges());
+
     it('the URL and an older spelling of one of them removed together unsubscribe each once', () =>
       spec
         .given(...sharing)

@@ -24,50 +24,61 @@ export const conflictingUrl = (add: readonly unknown[], remove: readonly unknown
 };
 
 /** The subscription an added URL (without a guid) names when the user holds it subscribed under
- * that URL (in any spelling), with no deletion attached: adding it again has nothing to do. */
-const heldSubscribed = (state: UserSubscriptions, item: AddItem): Subscription | undefined => {
+ * that URL (in any spelling), with no deletion attached: adding it again has nothing to do. Any of
+ * its holders counts, the last to take the URL first. */
+const heldSubscribed = (
+  state: UserSubscriptions,
+  holders: Holders,
+  item: AddItem,
+): Subscription | undefined => {
   if (item.guid !== undefined && item.guid !== null) return undefined;
   const checked = checkFeedUrl(item.feedUrl);
   if (!checked.ok) return undefined;
-  const match = resolveFeedUrl(state, checked.normalized);
-  const held =
-    match !== undefined &&
-    match.isSubscribed &&
-    match.deleted === null &&
-    match.deletionId === null &&
-    normalizeFeedUrl(match.feedUrl) === checked.normalized;
-  return held ? match : undefined;
+  const held = holders.of(checked.normalized).filter((s) => s.isSubscribed && s.deletionId === null);
+  const latest = resolveFeedUrl(state, checked.normalized);
+  return held.find((s) => s.id === latest?.id) ?? held[0];
 };
 
 /** Subscriptions in the order of their ids: changes in the same order whatever order the state was
  * loaded in. */
 const byId = (a: Subscription, b: Subscription): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** The live subscriptions (neither merged nor deleted) under their current normalised feed_url:
- * two of them can share one URL (a POST item matched by guid, a PATCH new_feed_url). */
-const subscriptionsByCurrentUrl = (state: UserSubscriptions): Map<string, Subscription[]> => {
-  const byUrl = new Map<string, Subscription[]>();
-  for (const subscription of state.subscriptions.values()) {
-    if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
-    const url = normalizeFeedUrl(subscription.feedUrl);
-    const holders = byUrl.get(url);
-    if (holders === undefined) byUrl.set(url, [subscription]);
-    else holders.push(subscription);
+/** The live subscriptions (neither merged nor deleted) by their current normalised feed_url, kept
+ * as the upload's changes apply: two of them can share one URL (a POST item matched by guid, a
+ * PATCH new_feed_url). Built from the whole user, which `keysOf` loads for an upload. */
+class Holders {
+  private readonly byUrl = new Map<string, Map<Guid, Subscription>>();
+  private readonly urlOf = new Map<Guid, string>();
+
+  constructor(state: UserSubscriptions) {
+    for (const subscription of state.subscriptions.values()) this.save(subscription);
   }
-  return byUrl;
-};
+
+  save(subscription: Subscription): void {
+    const before = this.urlOf.get(subscription.id);
+    if (before !== undefined) this.byUrl.get(before)?.delete(subscription.id);
+    this.urlOf.delete(subscription.id);
+    if (subscription.mergedInto !== null || subscription.deleted !== null) return;
+    const url = normalizeFeedUrl(subscription.feedUrl);
+    this.urlOf.set(subscription.id, url);
+    const holders = this.byUrl.get(url);
+    if (holders === undefined) this.byUrl.set(url, new Map([[subscription.id, subscription]]));
+    else holders.set(subscription.id, subscription);
+  }
+
+  /** In the order of their ids. */
+  of(normalized: string): Subscription[] {
+    return [...(this.byUrl.get(normalized)?.values() ?? [])].sort(byId);
+  }
+}
 
 /** Every live subscription a removed URL reaches: the one that last took it (through merges,
  * so an older URL still reaches its feed) and every other one that holds it now. */
-const reachedBy = (
-  state: UserSubscriptions,
-  normalized: string,
-  byCurrentUrl: ReadonlyMap<string, readonly Subscription[]>,
-): Subscription[] => {
+const reachedBy = (state: UserSubscriptions, normalized: string, holders: Holders): Subscription[] => {
   const reached = new Map<Guid, Subscription>();
   const latest = resolveFeedUrl(state, normalized);
   if (latest !== undefined && latest.deleted === null) reached.set(latest.id, latest);
-  for (const holder of byCurrentUrl.get(normalized) ?? []) reached.set(holder.id, holder);
+  for (const holder of holders.of(normalized)) reached.set(holder.id, holder);
   return [...reached.values()].sort(byId);
 };
 
@@ -81,9 +92,11 @@ export const decideUpload = (
 ): DecisionOf<GpodderUploadRequested> => {
   const changes: Change[] = [];
   const draft = new Draft(state);
+  const holders = new Holders(state);
   const apply = (more: readonly Change[]): void => {
     changes.push(...more);
     draft.apply(more);
+    for (const change of more) if (change.kind === 'SubscriptionSaved') holders.save(change.subscription);
   };
   apply(deviceUsed(state, event.deviceId));
 
@@ -94,7 +107,7 @@ export const decideUpload = (
   const updateUrls = new Map<string, string>();
   const landed: [sent: string, subscriptionId: Guid][] = [];
   for (const item of event.add) {
-    const held = heldSubscribed(draft.state, item);
+    const held = heldSubscribed(draft.state, holders, item);
     if (held !== undefined) {
       landed.push([checkFeedUrl(item.feedUrl).feedUrl, held.id]);
       continue;
@@ -107,19 +120,22 @@ export const decideUpload = (
     apply(decided.changes);
     landed.push([checkFeedUrl(item.feedUrl).feedUrl, decided.subscriptionId]);
   }
+  // What the upload adds stays: the subscriptions its URLs landed on and every other one holding
+  // one of its URLs now.
   const kept = new Set(landed.map(([, id]) => id));
+  for (const item of event.add) {
+    const checked = checkFeedUrl(item.feedUrl);
+    if (checked.ok) for (const holder of holders.of(checked.normalized)) kept.add(holder.id);
+  }
 
   // A removed URL unsubscribes every subscription it reaches; a URL nothing holds changes nothing.
-  // Built only when there is something to remove: a replacing upload loads the whole user.
-  const byCurrentUrl =
-    event.remove.length > 0 ? subscriptionsByCurrentUrl(draft.state) : new Map<string, Subscription[]>();
   for (const url of event.remove) {
     const checked = checkFeedUrl(url);
     if (!checked.ok) {
       updateUrls.set(checked.feedUrl, '');
       continue;
     }
-    for (const match of reachedBy(draft.state, checked.normalized, byCurrentUrl)) {
+    for (const match of reachedBy(draft.state, checked.normalized, holders)) {
       // Decision: an older URL of a feed this upload adds does not take it away again; only the
       // same URL in both lists is refused (conflictingUrl), and an alias is read as the add's.
       if (kept.has(match.id)) continue;

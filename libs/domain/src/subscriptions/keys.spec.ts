@@ -159,13 +159,16 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
       wholeUsers: new Set([USER]),
     }));
 
-  it('an upload removing a URL reaches its whole user: every subscription holding the URL now', () => {
-    const keys = keysOf([
-      uploadRequested('phone', { remove: [B] }),
-      uploadRequested('tv', { add: [A], remove: ['example.com/rss', 42] }, OTHER_USER),
-    ]);
-    expect(keys.wholeUsers).toEqual(new Set([USER]));
+  it('an upload adding or removing a URL reaches its whole user: every subscription holding the URL now', () => {
+    expect(keysOf([uploadRequested('phone', { remove: [B] })]).wholeUsers).toEqual(new Set([USER]));
+    expect(keysOf([uploadRequested('phone', { add: [A] })]).wholeUsers).toEqual(new Set([USER]));
   });
+
+  it('an upload whose every URL is refused reaches no whole user', () =>
+    expect(
+      keysOf([uploadRequested('tv', { add: ['ftp://a.example/rss'], remove: ['example.com/rss', 42] })])
+        .wholeUsers,
+    ).toEqual(new Set()));
 
   it('a replacing upload reaches its whole user, only its own', () => {
     const keys = keysOf([

@@ -11,8 +11,8 @@ export interface BatchKeys {
   readonly feedUrls: readonly (readonly [UserId, string])[];
   readonly deletionIds: readonly (readonly [UserId, number])[];
   readonly deviceIds: readonly (readonly [UserId, DeviceId])[];
-  /** Users whose every subscription an event can reach (a replacing upload, an upload removing a
-   * URL). */
+  /** Users whose every subscription an event can reach (a gpodder.net upload that adds or removes a
+   * URL, or replaces the set). */
   readonly wholeUsers: ReadonlySet<UserId>;
 }
 
@@ -20,7 +20,8 @@ export interface BatchKeys {
  * it is a UUID and its feed_url passes (an item failing its feed_url reaches nothing), the checked
  * feed_url's normalised form, a PATCH's path guid, new_guid and normalised new_feed_url, a DELETE's
  * guid, the deletion a saga result names, the devices a gpodder.net request names, the URLs it
- * adds or removes (as items), and for a replacing upload or one that removes a URL the whole user.
+ * adds or removes (as items), and for an upload that adds or removes a URL or replaces the set the
+ * whole user.
  * Only UUIDs are guid keys: no other guid is stored.
  * Loading `reach(state, keysOf(events))` for each user is enough for `decide` on those events,
  * whatever the batch holds (keys.spec.ts). */
@@ -71,11 +72,15 @@ export function keysOf(events: readonly LogEvent[]): BatchKeys {
         deviceIds.push([userId, event.deviceId]);
         // Added URLs are items: one that carries a guid (the log's schema allows it) reaches by it too.
         for (const added of event.add) item(userId, added);
-        // A removed URL reaches every subscription holding it now, and two can hold one URL (a POST
-        // item matched by guid, a PATCH new_feed_url) while the read model indexes only the last
-        // to take it: an upload that removes a URL reaches the whole user, as a replacing one does.
         for (const url of event.remove) feedUrl(userId, url);
-        if (event.replace === true || event.remove.some((url) => checkFeedUrl(url).ok))
+        // A URL reaches every subscription holding it now, and two can hold one URL (a POST item
+        // matched by guid, a PATCH new_feed_url) while the read model indexes only the last to take
+        // it: an upload that adds or removes a URL reaches the whole user, as a replacing one does.
+        if (
+          event.replace === true ||
+          event.add.some((added) => checkFeedUrl(added.feedUrl).ok) ||
+          event.remove.some((url) => checkFeedUrl(url).ok)
+        )
           wholeUsers.add(userId);
         break;
       case 'EpisodeActionsUploaded':

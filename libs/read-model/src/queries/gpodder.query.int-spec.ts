@@ -7,7 +7,13 @@ import { GpodderQuery } from './gpodder.query';
 const S = 'gp';
 /** A whole second: the instants below are milliseconds around it. */
 const T = 1_700_000_000_000;
-const [SUBS, DEVS, ACTS, OTHER] = ['user-subs', 'user-devices', 'user-actions', 'user-other'];
+const [SUBS, DEVS, ACTS, OTHER, SHARED] = [
+  'user-subs',
+  'user-devices',
+  'user-actions',
+  'user-other',
+  'user-shared',
+];
 const url = (name: string) => `https://${name}.example/rss`;
 
 interface Row {
@@ -131,6 +137,40 @@ describe('GpodderQuery', () => {
       });
       expect(await query.changesSince('nobody', null)).toEqual({ add: [], remove: [], clock: 0 });
       expect(await query.changesSince('nobody', T)).toEqual({ add: [], remove: [], clock: 0 });
+    });
+  });
+
+  describe('changesSince, with two subscriptions holding one URL', () => {
+    beforeAll(async () => {
+      const [, , moved] = await store(SHARED, T + 300, [
+        { feedUrl: url('shared'), changed: T - 1000 },
+        // The same feed in another spelling, unsubscribed after T: shared is still held.
+        { feedUrl: 'HTTPS://SHARED.example:443/rss', isSubscribed: false, changed: T + 100 },
+        // Moved from older to moved-to after T, while another subscription holds older.
+        { feedUrl: url('moved-to'), changed: T + 200 },
+        { feedUrl: url('older'), changed: T - 500 },
+        { feedUrl: url('gone'), isSubscribed: false, changed: T + 300 },
+      ]);
+      await database.dataSource.query(
+        `INSERT INTO ${S}.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id) VALUES ($1, $2, $3)`,
+        [SHARED, url('older'), moved],
+      );
+    });
+
+    it('removes a URL only when no subscription holds it subscribed now, in any spelling', async () =>
+      expect(await query.changesSince(SHARED, T)).toEqual({
+        add: [url('moved-to')],
+        remove: [url('gone')],
+        clock: T + 300,
+      }));
+
+    it('a later `since` answers only what changed at or after it, and nothing after the last change', async () => {
+      expect(await query.changesSince(SHARED, T + 250)).toEqual({
+        add: [],
+        remove: [url('gone')],
+        clock: T + 300,
+      });
+      expect(await query.changesSince(SHARED, T + 301)).toEqual({ add: [], remove: [], clock: T + 300 });
     });
   });
 

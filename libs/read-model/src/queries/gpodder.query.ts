@@ -11,7 +11,8 @@ export interface SubscriptionChanges {
   /** Subscribed now and changed at or after `since`. */
   readonly add: readonly string[];
   /** Unsubscribed, deleted or merged into another subscription, or an older URL of a subscription
-   * whose URL changed, changed at or after `since`, and not also in `add`. */
+   * whose URL changed, changed at or after `since`, and held subscribed now by no subscription (in
+   * any spelling). */
   readonly remove: readonly string[];
   readonly clock: Instant;
 }
@@ -74,27 +75,39 @@ export class GpodderQuery {
    * URL and nothing removed. */
   async changesSince(userId: string, given: Instant | null): Promise<SubscriptionChanges> {
     const since = given === null || given <= 0 ? null : given;
+    // With `since`, and a change at or after it, the URLs held subscribed from before come too (one
+    // row each, `held`): a URL one subscription left is not removed while another holds it.
     const rows = await this.query<{
-      clock: string;
+      clock: string | null;
       feed_url: string | null;
       subscribed: boolean | null;
       urls: string[] | null;
+      held: boolean;
     }>(
       (s) => `
         WITH clock AS (SELECT coalesce((SELECT last_instant FROM ${s}.user_clocks WHERE user_id = $1), 0) AS clock)
         SELECT clock.clock, sub.feed_url, (${SUBSCRIBED}) AS subscribed,
                CASE WHEN $2::bigint IS NULL THEN NULL ELSE
                  (SELECT array_agg(f.normalized_feed_url) FROM ${s}.subscription_feed_urls f
-                   WHERE f.user_id = $1 AND f.subscription_id = sub.id) END AS urls
+                   WHERE f.user_id = $1 AND f.subscription_id = sub.id) END AS urls,
+               false AS held, sub.change_time, sub.id
           FROM clock LEFT JOIN ${s}.subscriptions sub
             ON sub.user_id = $1 AND ($2::bigint IS NULL OR sub.change_time >= $2::bigint)
-         ORDER BY sub.change_time, sub.id`,
+        UNION ALL
+        SELECT NULL, sub.feed_url, true, NULL, true, sub.change_time, sub.id
+          FROM ${s}.subscriptions sub
+         WHERE $2::bigint IS NOT NULL AND sub.user_id = $1 AND ${SUBSCRIBED} AND sub.change_time < $2::bigint
+           AND EXISTS (SELECT 1 FROM ${s}.subscriptions w WHERE w.user_id = $1 AND w.change_time >= $2::bigint)
+         ORDER BY held, change_time, id`,
       [userId, since],
     );
     const add = new Set<string>();
     const remove = new Set<string>();
+    const held = new Set<string>();
     for (const row of rows) {
       if (row.feed_url === null) continue;
+      if (row.subscribed === true) held.add(normalizeFeedUrl(row.feed_url));
+      if (row.held) continue;
       if (row.subscribed === true) add.add(row.feed_url);
       else if (since !== null) remove.add(row.feed_url);
       if (since === null) continue;
@@ -103,7 +116,9 @@ export class GpodderQuery {
       const current = normalizeFeedUrl(row.feed_url);
       for (const url of row.urls ?? []) if (url !== current) remove.add(url);
     }
-    for (const url of add) remove.delete(url);
+    // Two subscriptions can hold one URL (a /v1 POST item matched by guid, a PATCH new_feed_url):
+    // a URL is removed only when none holds it subscribed now, in any spelling.
+    for (const url of remove) if (held.has(normalizeFeedUrl(url))) remove.delete(url);
     return { add: [...add], remove: [...remove], clock: Number(rows[0]?.clock ?? 0) };
   }
 
