@@ -3,6 +3,8 @@ import { Metrics } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { connect } from 'node:net';
+import pino from 'pino';
+import { Writable } from 'node:stream';
 import { createHttpApp } from './create-http-app';
 
 /** A route that answers when the test lets it. */
@@ -16,6 +18,11 @@ class SlowController {
     entered();
     await new Promise<void>((resolve) => (release = resolve));
     return { done: true };
+  }
+
+  @Post('echo')
+  echo(@Body() body: unknown) {
+    return body;
   }
 
   @Post('slow')
@@ -82,7 +89,7 @@ describe('createHttpApp', () => {
       expect(answer.headers.connection).toBe('close');
       expect(answer.json()).toEqual({
         code: '503',
-        message: 'Service unavailable, retry later: no answer within 300 ms',
+        message: 'Service unavailable, retry later: no answer within 300 ms; a write may still apply',
       });
       // The handler ending late changes nothing; the next request is answered as usual.
       release();
@@ -90,6 +97,66 @@ describe('createHttpApp', () => {
       await new Promise<void>((resolve) => (entered = resolve));
       release();
       expect((await next).json()).toEqual({ done: true });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("logs a handler's answer after the deadline as one info line, not Fastify's warning with a stack", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+        callback();
+      },
+    });
+    const app = await createHttpApp(
+      SlowModule,
+      loadConfig({ REQUEST_TIMEOUT: '300ms' }),
+      pino({ level: 'info' }, sink),
+    );
+    await app.init();
+    const fastify = app.getHttpAdapter().getInstance();
+    try {
+      const inFlight = new Promise<void>((resolve) => (entered = resolve));
+      const stuck = fastify.inject({ method: 'GET', url: '/slow' });
+      await inFlight;
+      expect((await stuck).statusCode).toBe(503);
+      release();
+      const dropped = () =>
+        lines.find(
+          (line) => line.msg === 'late answer dropped: the request was answered 503 at its deadline',
+        );
+      for (let tries = 0; tries < 100 && dropped() === undefined; tries += 1)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(dropped()).toEqual(expect.objectContaining({ level: 30, timeoutMs: 300 }));
+      expect(lines.filter((line) => JSON.stringify(line).includes('FST_ERR_REP_ALREADY_SENT'))).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('reads a JSON body with a constructor.prototype key as data, and refuses a __proto__ key by name', async () => {
+    const app = await createHttpApp(SlowModule, loadConfig({}));
+    await app.init();
+    const fastify = app.getHttpAdapter().getInstance();
+    const post = (payload: string) =>
+      fastify.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+    try {
+      const constructor = await post('{"a":1,"constructor":{"prototype":"x"}}');
+      expect(constructor.statusCode).toBe(201);
+      expect(constructor.json()).toEqual({ a: 1, constructor: { prototype: 'x' } });
+      const proto = await post('{"a":{"__proto__":{"polluted":true}}}');
+      expect(proto.statusCode).toBe(405);
+      expect(proto.json().message).toMatch(/the body must not hold a __proto__ key$/);
+      const malformed = await post('{"a":');
+      expect(malformed.statusCode).toBe(405);
+      expect(malformed.json().message).toMatch(/not valid JSON/);
     } finally {
       await app.close();
     }
@@ -115,7 +182,7 @@ describe('createHttpApp', () => {
       expect(answer.headers.get('retry-after')).toBe('2');
       expect(await answer.json()).toEqual({
         code: '503',
-        message: 'Service unavailable, retry later: no answer within 300 ms',
+        message: 'Service unavailable, retry later: no answer within 300 ms; a write may still apply',
       });
     } finally {
       release();

@@ -6,7 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import { decodeText, TextEncodingError } from '@castlog/opml';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { errorBody, Unavailable, ValidationFailed } from './errors';
@@ -113,8 +113,9 @@ export async function createHttpApp(
 /** A request still unanswered after `timeoutMs` answers 503 with Retry-After: a dependency that
  * stops answering on a connection already open (a paused PostgreSQL, a network that drops packets
  * without a reset) would otherwise hold it, guards included, until the peer came back. What the
- * request started goes on; its late answer is dropped (Fastify logs it), and a write it appended
- * applies as after any 503. */
+ * request started goes on: a write it appended applies as after any 503, so the message says a
+ * write may still apply; its late answer is dropped, logged as one line instead of Fastify's
+ * warning with a stack. */
 function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retryAfterSeconds: number): void {
   const deadlines = new WeakMap<object, NodeJS.Timeout>();
   fastify.addHook('onRequest', async (request, reply) => {
@@ -127,7 +128,8 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
         .code(503)
         .header('retry-after', String(retryAfterSeconds))
         .header('connection', 'close')
-        .send(errorBody(503, `no answer within ${timeoutMs} ms`));
+        .send(errorBody(503, `no answer within ${timeoutMs} ms; a write may still apply`));
+      reply.log = lateAnswerLog(request.log, timeoutMs);
     }, timeoutMs);
     deadline.unref();
     deadlines.set(request, deadline);
@@ -138,6 +140,19 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
   fastify.addHook('onRequestAbort', async (request) => {
     clearTimeout(deadlines.get(request));
   });
+}
+
+/** `log`, but Fastify's warning for the answer a handler sends after the deadline answered (an
+ * error with a stack that asks whether `return reply` was forgotten) is one line at info. */
+function lateAnswerLog(log: FastifyBaseLogger, timeoutMs: number): FastifyBaseLogger {
+  const late = Object.create(log) as FastifyBaseLogger;
+  late.warn = ((entry: unknown, ...rest: unknown[]) => {
+    const code = (entry as { err?: { code?: unknown } } | null)?.err?.code;
+    if (code === 'FST_ERR_REP_ALREADY_SENT')
+      log.info({ timeoutMs }, 'late answer dropped: the request was answered 503 at its deadline');
+    else (log.warn as (...args: unknown[]) => void)(entry, ...rest);
+  }) as FastifyBaseLogger['warn'];
+  return late;
 }
 
 const hasBody = (headers: IncomingHttpHeaders): boolean =>
@@ -168,7 +183,9 @@ function readTextBodies(fastify: FastifyInstance): void {
  * (405), where Fastify's own parser would put U+FFFD in place of every invalid byte and so change
  * the URLs in them; the rest is Fastify's own JSON parsing, with its refusals. */
 function readJsonBodies(fastify: FastifyInstance): void {
-  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  // `constructor.prototype` is data like any other once parsed (nothing merges bodies into objects);
+  // `__proto__` is refused with its own message.
+  const parseJson = fastify.getDefaultJsonParser('error', 'ignore');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     let text: string;
@@ -179,9 +196,25 @@ function readJsonBodies(fastify: FastifyInstance): void {
         error instanceof TextEncodingError ? new ValidationFailed(error.message) : (error as Error),
       );
     }
-    parseJson(request, text, done);
+    parseJson(request, text, (error, value) => {
+      if ((error as { code?: unknown } | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' && isJson(text))
+        return done(new ValidationFailed(PROTO_KEY_REFUSED));
+      done(error, value);
+    });
   });
 }
+
+/** What a JSON body holding a `__proto__` key is told (Fastify's parser calls it invalid JSON). */
+export const PROTO_KEY_REFUSED = 'the body must not hold a __proto__ key';
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** Serves the document of `app`'s routes at `/docs` (Swagger UI) and `/openapi.json`. */
 export function setUpOpenApi(app: INestApplication, describe: OpenApiDocument): void {

@@ -1,5 +1,6 @@
 import { checkFeedUrl, isGuid, normalizeGuid } from '@castlog/domain';
 import { UnstorablePart, unstorablePart } from '@castlog/event-log';
+import { PROTO_KEY_REFUSED } from '@castlog/http';
 import { ValidationFailed } from './errors';
 
 export const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -23,7 +24,7 @@ const UNSTORABLE_MESSAGES: Record<UnstorablePart, string> = {
   key: 'keys must not hold U+0000 or unpaired surrogates',
   number: 'numbers must be finite (a number as large as 1e400 is not)',
   depth: `the body must not nest deeper than ${MAX_BODY_DEPTH} levels`,
-  'refused key': 'the body must not hold a __proto__ key',
+  'refused key': PROTO_KEY_REFUSED,
 };
 
 /** A body's JSON value as the event log and the read model can store it: no string or key with
