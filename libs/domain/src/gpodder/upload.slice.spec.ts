@@ -308,6 +308,19 @@ describe('removed URLs unsubscribe', () => {
         .thenOutcome(uploaded([], T3))
         .thenNoChanges());
 
+    it('a replacing upload whose item naming the URL is refused (a guid that is no UUID, which only the log can carry) keeps neither', () => {
+      const put = uploadRequested('phone', { add: [B], replace: true });
+      const refused = { ...put, add: put.add.map((item) => ({ ...item, guid: 'not-a-uuid' })) };
+      return spec
+        .given(...sharing)
+        .when(at(T4, refused))
+        .thenOutcome(uploaded([[B, '']], T4))
+        .thenState((s) => {
+          expect(resolved(s, G1).isSubscribed).toBe(false);
+          expect(resolved(s, G2).isSubscribed).toBe(false);
+        });
+    });
+
     it('the URL and an older spelling of one of them removed together unsubscribe each once', () =>
       spec
         .given(...sharing)

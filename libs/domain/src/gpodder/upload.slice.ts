@@ -123,10 +123,7 @@ export const decideUpload = (
   // What the upload adds stays: the subscriptions its URLs landed on and every other one holding
   // one of its URLs now.
   const kept = new Set(landed.map(([, id]) => id));
-  for (const item of event.add) {
-    const checked = checkFeedUrl(item.feedUrl);
-    if (checked.ok) for (const holder of holders.of(checked.normalized)) kept.add(holder.id);
-  }
+  for (const [sent] of landed) for (const holder of holders.of(normalizeFeedUrl(sent))) kept.add(holder.id);
 
   // A removed URL unsubscribes every subscription it reaches; a URL nothing holds changes nothing.
   for (const url of event.remove) {

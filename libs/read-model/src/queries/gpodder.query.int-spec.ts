@@ -142,13 +142,17 @@ describe('GpodderQuery', () => {
 
   describe('changesSince, with two subscriptions holding one URL', () => {
     beforeAll(async () => {
-      const [, , moved] = await store(SHARED, T + 300, [
+      const [, , , , moved] = await store(SHARED, T + 300, [
         { feedUrl: url('shared'), changed: T - 1000 },
-        // The same feed in another spelling, unsubscribed after T: shared is still held.
-        { feedUrl: 'HTTPS://SHARED.example:443/rss', isSubscribed: false, changed: T + 100 },
+        // Another subscription with shared's URL, unsubscribed after T: shared is still held.
+        { feedUrl: url('shared'), isSubscribed: false, changed: T + 100 },
+        // A spelling of spelt's URL, unsubscribed after T: that spelling leaves the list.
+        { feedUrl: url('spelt'), changed: T - 1000 },
+        { feedUrl: 'HTTPS://SPELT.example:443/rss', isSubscribed: false, changed: T + 100 },
         // Moved from older to moved-to after T, while another subscription holds older.
         { feedUrl: url('moved-to'), changed: T + 200 },
-        { feedUrl: url('older'), changed: T - 500 },
+        // older, in another spelling.
+        { feedUrl: 'HTTPS://OLDER.example:443/rss', changed: T - 500 },
         { feedUrl: url('gone'), isSubscribed: false, changed: T + 300 },
       ]);
       await database.dataSource.query(
@@ -157,10 +161,10 @@ describe('GpodderQuery', () => {
       );
     });
 
-    it('removes a URL only when no subscription holds it subscribed now, in any spelling', async () =>
+    it('removes a URL as spelt only when no subscription holds it so, an older URL when none holds it in any spelling', async () =>
       expect(await query.changesSince(SHARED, T)).toEqual({
         add: [url('moved-to')],
-        remove: [url('gone')],
+        remove: ['HTTPS://SPELT.example:443/rss', url('gone')],
         clock: T + 300,
       }));
 

@@ -11,8 +11,8 @@ export interface SubscriptionChanges {
   /** Subscribed now and changed at or after `since`. */
   readonly add: readonly string[];
   /** Unsubscribed, deleted or merged into another subscription, or an older URL of a subscription
-   * whose URL changed, changed at or after `since`, and held subscribed now by no subscription (in
-   * any spelling). */
+   * whose URL changed, changed at or after `since`, and held subscribed now by no subscription (as
+   * spelt; an older URL, normalised, in any spelling). */
   readonly remove: readonly string[];
   readonly clock: Instant;
 }
@@ -103,10 +103,15 @@ export class GpodderQuery {
     );
     const add = new Set<string>();
     const remove = new Set<string>();
+    const olderUrls = new Set<string>();
     const held = new Set<string>();
+    const heldNormalized = new Set<string>();
     for (const row of rows) {
       if (row.feed_url === null) continue;
-      if (row.subscribed === true) held.add(normalizeFeedUrl(row.feed_url));
+      if (row.subscribed === true) {
+        held.add(row.feed_url);
+        heldNormalized.add(normalizeFeedUrl(row.feed_url));
+      }
       if (row.held) continue;
       if (row.subscribed === true) add.add(row.feed_url);
       else if (since !== null) remove.add(row.feed_url);
@@ -114,11 +119,17 @@ export class GpodderQuery {
       // A feed whose URL was changed (PATCH new_feed_url) is gone under its older URLs: a client
       // holding one of them removes it (the older URLs as compared, normalised).
       const current = normalizeFeedUrl(row.feed_url);
-      for (const url of row.urls ?? []) if (url !== current) remove.add(url);
+      for (const url of row.urls ?? [])
+        if (url !== current && !remove.has(url)) {
+          remove.add(url);
+          olderUrls.add(url);
+        }
     }
     // Two subscriptions can hold one URL (a /v1 POST item matched by guid, a PATCH new_feed_url):
-    // a URL is removed only when none holds it subscribed now, in any spelling.
-    for (const url of remove) if (held.has(normalizeFeedUrl(url))) remove.delete(url);
+    // a URL stays while one holds it subscribed, as the list spells it; an older URL, which is in
+    // its normalised form, while one holds it in any spelling.
+    for (const url of remove)
+      if (held.has(url) || (olderUrls.has(url) && heldNormalized.has(url))) remove.delete(url);
     return { add: [...add], remove: [...remove], clock: Number(rows[0]?.clock ?? 0) };
   }
 
