@@ -89,7 +89,7 @@ describe('createHttpApp', () => {
       expect(answer.headers.connection).toBe('close');
       expect(answer.json()).toEqual({
         code: '503',
-        message: 'Service unavailable, retry later: no answer within 300 ms; a write may still apply',
+        message: 'Service unavailable, retry later: no answer within 300 ms',
       });
       // The handler ending late changes nothing; the next request is answered as usual.
       release();

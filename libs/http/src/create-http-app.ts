@@ -128,7 +128,12 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
         .code(503)
         .header('retry-after', String(retryAfterSeconds))
         .header('connection', 'close')
-        .send(errorBody(503, `no answer within ${timeoutMs} ms; a write may still apply`));
+        .send(
+          errorBody(
+            503,
+            `no answer within ${timeoutMs} ms${READS.has(request.method) ? '' : '; a write may still apply'}`,
+          ),
+        );
       reply.log = lateAnswerLog(request.log, timeoutMs);
     }, timeoutMs);
     deadline.unref();
@@ -141,6 +146,9 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
     clearTimeout(deadlines.get(request));
   });
 }
+
+/** Methods that change nothing: their deadline answer says nothing of a write. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** `log`, but Fastify's warning for the answer a handler sends after the deadline answered (an
  * error with a stack that asks whether `return reply` was forgotten) is one line at info. */

@@ -1,5 +1,10 @@
+import { loadConfig } from '@castlog/config';
+import { Metrics } from '@castlog/runtime';
+import { DependencyHealth } from '@castlog/supervision';
+import { Controller, Get, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { createServer } from 'node:net';
-import { openWhenReachable } from './serve';
+import { createHttpApp } from './create-http-app';
+import { listenBehindStandIn, openWhenReachable } from './serve';
 
 /** What pg throws when PostgreSQL refuses the connection. */
 const refused = () =>
@@ -173,5 +178,77 @@ describe('openWhenReachable', () => {
     await attempt;
     await new Promise((resolve) => setImmediate(resolve));
     expect(value.closed).toBe(true);
+  });
+});
+
+/** A module whose start-up hook waits until the test lets it, as a projector joining its group. */
+let bootstrapped: () => void = () => undefined;
+let startedBootstrap: () => void = () => undefined;
+
+@Controller()
+class PingController {
+  @Get('ping')
+  ping() {
+    return { pong: true };
+  }
+}
+
+@Module({
+  controllers: [PingController],
+  providers: [{ provide: Metrics, useFactory: () => new Metrics(new DependencyHealth()) }],
+})
+class SlowStartModule implements OnApplicationBootstrap {
+  async onApplicationBootstrap(): Promise<void> {
+    startedBootstrap();
+    await new Promise<void>((resolve) => (bootstrapped = resolve));
+  }
+}
+
+/** A port nothing listens on now. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer();
+    probe.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+describe('listenBehindStandIn', () => {
+  it('answers /health/live 200 and the rest 503 while the start-up hooks run, then serves the app on the same port', async () => {
+    const port = await freePort();
+    const app = await createHttpApp(SlowStartModule, loadConfig({}));
+    const inBootstrap = new Promise<void>((resolve) => (startedBootstrap = resolve));
+    let done = false;
+    const listened = listenBehindStandIn(app, undefined, {
+      host: '127.0.0.1',
+      port,
+      retryAfterSeconds: 3,
+    }).then(() => void (done = true));
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await inBootstrap;
+      expect(await answer(`${base}/health/live`)).toEqual({
+        status: 200,
+        retryAfter: null,
+        body: { status: 'ok' },
+      });
+      expect(await answer(`${base}/ping`)).toEqual({
+        status: 503,
+        retryAfter: '3',
+        body: { code: '503', message: 'Service unavailable, retry later' },
+      });
+      expect((await answer(`${base}/health/ready`)).body.message).toMatch(
+        /starting: the process is starting/,
+      );
+      expect(done).toBe(false);
+      bootstrapped();
+      await listened;
+      expect(await answer(`${base}/ping`)).toEqual({ status: 200, retryAfter: null, body: { pong: true } });
+    } finally {
+      bootstrapped();
+      await listened;
+      await app.close();
+    }
   });
 });

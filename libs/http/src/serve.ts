@@ -11,7 +11,7 @@ import {
   startDatabaseServer,
 } from '@castlog/runtime';
 import { isUnavailableError, messageOf, retry } from '@castlog/supervision';
-import { DynamicModule } from '@nestjs/common';
+import { DynamicModule, INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { createHttpApp, OpenApiDocument } from './create-http-app';
 import { listenAsStandIn, StandIn } from './stand-in.server';
@@ -72,8 +72,11 @@ export function serve(options: ServeOptions): void {
     });
     stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
     try {
-      await standIn?.close();
-      await app.listen({ port: standIn?.port ?? config.PORT, host: config.HOST });
+      await listenBehindStandIn(app, standIn, {
+        host: config.HOST,
+        port: config.PORT,
+        retryAfterSeconds: config.RETRY_AFTER_SECONDS,
+      });
     } catch (error) {
       await stop();
       throw error;
@@ -96,6 +99,29 @@ export function serve(options: ServeOptions): void {
     process.exit(1);
   });
 }
+
+/** Runs `app`'s start-up hooks, then listens on HOST:PORT, with a stand-in answering there until it
+ * does (`standIn`, the one that answered while a dependency was out of reach, or a new one): the
+ * hooks can take a while, as a projector restarted at once joins its consumer groups only once
+ * Kafka has dropped its previous member (up to KAFKA_SESSION_TIMEOUT), and meanwhile `/health/live`
+ * answers 200 and everything else 503 with Retry-After rather than a refused connection. */
+export async function listenBehindStandIn(
+  app: INestApplication,
+  standIn: StandIn | undefined,
+  options: { readonly host: string; readonly port: number; readonly retryAfterSeconds: number },
+): Promise<void> {
+  const cover =
+    standIn ?? (await listenAsStandIn(options.host, options.port, options.retryAfterSeconds, STARTING));
+  cover.setReason(STARTING);
+  try {
+    await app.init();
+  } finally {
+    await cover.close();
+  }
+  await app.listen(cover.port, options.host);
+}
+
+const STARTING = 'the process is starting (joining the event log, starting consumers)';
 
 /** Opens what `open` opens; while that fails because a dependency is out of reach
  * (`isUnavailableError`: PostgreSQL or Kafka refusing, restarting, not yet resolvable), tries again

@@ -35,7 +35,13 @@ export async function listenAsStandIn(
           errorBody(503, ready ? `starting: ${current}` : undefined),
           { 'retry-after': String(retryAfterSeconds) },
         ];
-    response.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' });
+    // Not kept alive: the app takes the port over once it starts, and a client's next request then
+    // goes to the app on a new connection rather than to one the stand-in is closing.
+    response.writeHead(status, {
+      ...headers,
+      'content-type': 'application/json; charset=utf-8',
+      connection: 'close',
+    });
     response.end(JSON.stringify(body));
   });
   await new Promise<void>((resolve, reject) => {
