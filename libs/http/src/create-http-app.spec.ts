@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { createHttpApp } from './create-http-app';
+import { Unavailable } from './errors';
 
 /** A route that answers when the test lets it. */
 let entered: () => void = () => undefined;
@@ -18,6 +19,11 @@ class SlowController {
     entered();
     await new Promise<void>((resolve) => (release = resolve));
     return { done: true };
+  }
+
+  @Get('down')
+  down() {
+    throw new Unavailable(1, 'a test outage');
   }
 
   @Post('echo')
@@ -131,6 +137,34 @@ describe('createHttpApp', () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
       expect(dropped()).toEqual(expect.objectContaining({ level: 30, timeoutMs: 300 }));
       expect(lines.filter((line) => JSON.stringify(line).includes('FST_ERR_REP_ALREADY_SENT'))).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('logs a 503 as one warning line that carries the request id', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+        callback();
+      },
+    });
+    const app = await createHttpApp(SlowModule, loadConfig({}), pino({ level: 'info' }, sink));
+    await app.init();
+    try {
+      const answer = await app
+        .getHttpAdapter()
+        .getInstance()
+        .inject({ method: 'GET', url: '/down', headers: { 'x-request-id': 'req-503' } });
+      expect(answer.statusCode).toBe(503);
+      const warned = lines.filter((line) => line.level === 40);
+      expect(warned).toEqual([
+        expect.objectContaining({
+          reqId: 'req-503',
+          msg: 'answered 503: Service unavailable, retry later: a test outage',
+        }),
+      ]);
     } finally {
       await app.close();
     }

@@ -91,9 +91,12 @@ export class ErrorBodyFilter implements ExceptionFilter {
       unknownRoute && (answer.status === 405 || answer.status === 400)
         ? toErrorResponse(new NotFound(), this.retryAfterSeconds)
         : answer;
-    // A 503 is an outage the client retries through, said once per request on one line.
+    // A 503 is an outage the client retries through, said once per request on one line, with the
+    // request's id (the request's own logger carries it).
     if (status === 503)
-      this.logger.warn(`answered 503: ${error instanceof HttpException ? body.message : messageOf(error)}`);
+      reply.request.log.warn(
+        `answered 503: ${error instanceof HttpException ? body.message : messageOf(error)}`,
+      );
     else if (status >= 500)
       this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     for (const [name, value] of Object.entries(headers)) {
