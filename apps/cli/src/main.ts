@@ -175,9 +175,15 @@ export function createProgram(
     .option('--schema <scratch>', 'the scratch schema (default: <READ_MODEL_SCHEMA>_replay)')
     .action(async (options: { verify?: boolean; schema?: string }) =>
       setExitCode(
-        await withLog((opened) =>
+        await withLog((opened, config) =>
           replay(
-            { ...io, dataSource: opened.dataSource, eventLog: opened.eventLog, liveSchema: opened.schema },
+            {
+              ...io,
+              dataSource: opened.dataSource,
+              eventLog: opened.eventLog,
+              liveSchema: opened.schema,
+              readModelBase: config.READ_MODEL_SCHEMA,
+            },
             options,
           ),
         ),

@@ -283,11 +283,17 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     expect(d.stderr.text).toMatch(/replay \[.*\] \d+% \| \d+\/\d+ events \| \d+ events\/s \| ETA /);
   });
 
-  it('refuses the live schema, or a name that is not a plain identifier, as the scratch schema', async () => {
+  it("refuses the live schema, a projection version's, or a name that is not a plain identifier, as the scratch schema", async () => {
     const live = deps();
     expect(await replay(live, { schema: app.runtime.database.schema })).toBe(1);
     expect(live.stderr.text).toBe(
       `castlog: --schema ${app.runtime.database.schema} is the live read model: a replay drops its scratch schema\n`,
+    );
+    const version = deps();
+    const reserved = `${app.runtime.database.schema}_v7`;
+    expect(await replay(version, { schema: reserved })).toBe(1);
+    expect(version.stderr.text).toBe(
+      `castlog: --schema ${reserved} is where projection version 7 of the read model is built\n`,
     );
     const bad = deps();
     expect(await replay(bad, { schema: 'x"; DROP SCHEMA castlog_auth' })).toBe(1);

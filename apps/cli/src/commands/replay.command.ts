@@ -14,8 +14,10 @@ export interface ReplayDeps extends Omit<CommandIo, 'stdin'> {
   readonly stderr: ProgressOutput;
   readonly dataSource: DataSource;
   readonly eventLog: EventLog;
-  /** The live read model's schema (READ_MODEL_SCHEMA). */
+  /** The live read model's schema (READ_MODEL_SCHEMA, or its active projection version's). */
   readonly liveSchema: string;
+  /** READ_MODEL_SCHEMA: projection version N > 1 is built in `<base>_v<N>`; default liveSchema. */
+  readonly readModelBase?: string;
   /** How long verification waits for the live projection to catch up; default 60 s. */
   readonly liveTimeoutMs?: number;
 }
@@ -39,6 +41,14 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
       throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
     if (schema === deps.liveSchema) {
       throw new CliError(`--schema ${schema} is the live read model: a replay drops its scratch schema`);
+    }
+    // A version not registered yet has no schema to protect, but a replay's there would stop that
+    // version's projector from migrating it.
+    const version = new RegExp(`^${deps.readModelBase ?? deps.liveSchema}_v(\\d+)$`).exec(schema);
+    if (version !== null) {
+      throw new CliError(
+        `--schema ${schema} is where projection version ${Number(version[1])} of the read model is built`,
+      );
     }
     const progress = progressReporter(deps.stderr, 'replay');
     try {
