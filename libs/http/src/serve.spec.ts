@@ -238,8 +238,13 @@ describe('listenBehindStandIn', () => {
         retryAfter: '3',
         body: { code: '503', message: 'Service unavailable, retry later' },
       });
-      expect((await answer(`${base}/health/ready`)).body.message).toMatch(
-        /starting: the process is starting/,
+      expect(await answer(`${base}/health/ready`)).toEqual(
+        expect.objectContaining({
+          status: 503,
+          body: expect.objectContaining({
+            message: expect.stringMatching(/starting: the process is starting/),
+          }),
+        }),
       );
       expect(done).toBe(false);
       bootstrapped();
