@@ -37,6 +37,8 @@ describe('embedded mode: npm start runs the whole service with nothing else inst
     const [, startupMs, url] = await first.waitForOutput(READY, 90_000);
     expect(Number(startupMs)).toBeGreaterThan(0);
     expect(first.output()).toContain(dataDir);
+    // The start-up hint names a data directory other than the default, as the CLI needs it.
+    expect(first.output()).toContain(`| CASTLOG_DATA_DIR='${dataDir}' npm run castlog -- users add alice`);
 
     const added = await runCli(['users', 'add', 'alice'], env, 'correct horse battery\n');
     expect(added).toEqual(expect.objectContaining({ code: 0 }));

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { API_DOCUMENT } from '@castlog/api';
+import { DEFAULT_DATA_DIR } from '@castlog/config';
 import { serve } from '@castlog/http';
 import { performance } from 'node:perf_hooks';
 import { EmbeddedAppModule } from './embedded-app.module';
@@ -19,9 +20,15 @@ serve({
         ? `data in ${runtime.dataDir} (embedded PostgreSQL; ${log})`
         : 'data in DATABASE_URL';
     logger.info(`castlog ready in ${Math.round(performance.now())} ms at ${url}; ${where}`);
+    // The CLI finds this data directory only if told, unless it is the default one.
+    const dataDir = runtime.config.CASTLOG_DATA_DIR;
+    const env =
+      runtime.mode === 'embedded' && dataDir !== DEFAULT_DATA_DIR
+        ? `CASTLOG_DATA_DIR='${dataDir.replaceAll("'", "'\\''")}' `
+        : '';
     logger.info(
       'create a user and a token from another terminal: ' +
-        "printf 'secret' | npm run castlog -- users add alice && npm run castlog -- tokens issue alice",
+        `printf 'secret' | ${env}npm run castlog -- users add alice && ${env}npm run castlog -- tokens issue alice`,
     );
     logger.info(
       `then: curl -H "Authorization: Bearer <token>" ${url}/v1/subscriptions   (API docs: ${url}/docs)`,

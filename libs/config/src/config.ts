@@ -15,8 +15,11 @@ export function parseDuration(text: string): number {
 /** The longest token lifetime: a hundred years, far inside what a date can hold. */
 export const MAX_TOKEN_TTL_MS = 36_500 * 86_400_000;
 
+/** Where the embedded mode keeps its files unless CASTLOG_DATA_DIR says otherwise. */
+export const DEFAULT_DATA_DIR = './data';
+
 /** The longest a timer can wait: Node runs a longer setTimeout after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A duration that is more than 0 and at most `max` ms, said in the unit a reader would use. */
 const positiveDuration = (max: number, maxText: string) =>
@@ -63,7 +66,7 @@ export const configSchema = z.object({
     .transform((text) => text.replace(/\/+$/, ''))
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  CASTLOG_DATA_DIR: z.string().min(1).default('./data'),
+  CASTLOG_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: z
     .string()
     .refine(

@@ -241,6 +241,15 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
       const d = deps();
       expect(await opmlImport(d, user.name, fixture('gpodder.opml'), { timeout: 'soon' })).toBe(1);
       expect(d.stderr.text).toBe('castlog: --timeout must be a duration such as 30s or 2m, not "soon"\n');
+      for (const [timeout, message] of [
+        ['0s', 'greater than 0'],
+        ['25d', 'at most 24d'],
+        ['999999999999999d', 'at most 24d'],
+      ]) {
+        const refused = deps();
+        expect(await opmlImport(refused, user.name, fixture('gpodder.opml'), { timeout })).toBe(1);
+        expect(refused.stderr.text).toBe(`castlog: --timeout must be ${message}\n`);
+      }
     });
   });
 

@@ -1,5 +1,5 @@
 import { findUserId } from '@castlog/auth';
-import { parseDuration } from '@castlog/config';
+import { MAX_TIMER_MS, parseDuration } from '@castlog/config';
 import {
   AddItem,
   FailedItem,
@@ -177,7 +177,8 @@ function parseTimeout(text: string): number {
   } catch {
     throw new CliError(`--timeout must be a duration such as 30s or 2m, not ${JSON.stringify(text)}`);
   }
-  if (!Number.isSafeInteger(ms) || ms <= 0) throw new CliError('--timeout must be greater than 0');
+  if (ms <= 0) throw new CliError('--timeout must be greater than 0');
+  if (!(ms <= MAX_TIMER_MS)) throw new CliError('--timeout must be at most 24d');
   return ms;
 }
 
