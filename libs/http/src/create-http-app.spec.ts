@@ -45,6 +45,18 @@ class SlowController {
 })
 class SlowModule {}
 
+/** A logger at info whose JSON lines the test reads back. */
+const capturedLogger = () => {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      callback();
+    },
+  });
+  return { lines, logger: pino({ level: 'info' }, sink) };
+};
+
 describe('createHttpApp', () => {
   it('answers a request that comes while it drains with 503, Retry-After and the error body', async () => {
     const app = await createHttpApp(SlowModule, loadConfig({ RETRY_AFTER_SECONDS: '4' }));
@@ -109,18 +121,8 @@ describe('createHttpApp', () => {
   });
 
   it("logs a handler's answer after the deadline as one info line, not Fastify's warning with a stack", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-        callback();
-      },
-    });
-    const app = await createHttpApp(
-      SlowModule,
-      loadConfig({ REQUEST_TIMEOUT: '300ms' }),
-      pino({ level: 'info' }, sink),
-    );
+    const { lines, logger } = capturedLogger();
+    const app = await createHttpApp(SlowModule, loadConfig({ REQUEST_TIMEOUT: '300ms' }), logger);
     await app.init();
     const fastify = app.getHttpAdapter().getInstance();
     try {
@@ -143,14 +145,8 @@ describe('createHttpApp', () => {
   });
 
   it('logs a 503 as one warning line that carries the request id', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-        callback();
-      },
-    });
-    const app = await createHttpApp(SlowModule, loadConfig({}), pino({ level: 'info' }, sink));
+    const { lines, logger } = capturedLogger();
+    const app = await createHttpApp(SlowModule, loadConfig({}), logger);
     await app.init();
     try {
       const answer = await app

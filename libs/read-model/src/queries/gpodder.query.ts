@@ -105,13 +105,9 @@ export class GpodderQuery {
     const remove = new Set<string>();
     const olderUrls = new Set<string>();
     const held = new Set<string>();
-    const heldNormalized = new Set<string>();
     for (const row of rows) {
       if (row.feed_url === null) continue;
-      if (row.subscribed === true) {
-        held.add(row.feed_url);
-        heldNormalized.add(normalizeFeedUrl(row.feed_url));
-      }
+      if (since !== null && row.subscribed === true) held.add(row.feed_url);
       if (row.held) continue;
       if (row.subscribed === true) add.add(row.feed_url);
       else if (since !== null) remove.add(row.feed_url);
@@ -128,6 +124,7 @@ export class GpodderQuery {
     // Two subscriptions can hold one URL (a /v1 POST item matched by guid, a PATCH new_feed_url):
     // a URL stays while one holds it subscribed, as the list spells it; an older URL, which is in
     // its normalised form, while one holds it in any spelling.
+    const heldNormalized = new Set(olderUrls.size === 0 ? [] : [...held].map(normalizeFeedUrl));
     for (const url of remove)
       if (held.has(url) || (olderUrls.has(url) && heldNormalized.has(url))) remove.delete(url);
     return { add: [...add], remove: [...remove], clock: Number(rows[0]?.clock ?? 0) };
