@@ -57,6 +57,14 @@ const HEARTBEAT_MS = 3_000;
  * the consumer's fetches all allow well above that. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** What a fetch asks of each partition: about a projector's batch (2,000 events of 500 bytes), so
+ * that a fetch of a log far ahead brings every partition's next batch and the projector's
+ * transactions run 4 at a time; at 8 MiB a fetch filled its limit from two partitions, and a
+ * catch-up ran one or two transactions at once. A record batch larger than this still comes, as the
+ * first partition of a fetch that has data (Kafka's rule, KIP-74); kafkajs orders a fetch's
+ * partitions at random, so every partition comes first in turn. */
+const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
 const MAX_BATCH_MESSAGES = 5000;
 
 /** How often the client retries a request the cluster failed, with backoff, before giving up. */
@@ -320,7 +328,7 @@ export class KafkaEventLog implements EventLog {
   ): Promise<Consumer> {
     const consumer = this.kafka.consumer({
       groupId: options.group,
-      maxBytesPerPartition: MAX_MESSAGE_BYTES,
+      maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
       maxBytes: 2 * MAX_MESSAGE_BYTES,
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: HEARTBEAT_MS,
@@ -440,7 +448,7 @@ export class KafkaEventLog implements EventLog {
     if (remaining.size === 0) return;
     const consumer = this.kafka.consumer({
       groupId: `castlog-reader-${randomUUID()}`,
-      maxBytesPerPartition: MAX_MESSAGE_BYTES,
+      maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
       maxBytes: 4 * MAX_MESSAGE_BYTES,
     });
     const { topic } = this.options;

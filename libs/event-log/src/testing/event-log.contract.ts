@@ -429,6 +429,34 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         }
       });
 
+      it('hands the largest events over to a consumer and a reader among many small ones in every partition', async () => {
+        // A Kafka fetch asks each partition for less than one of these events: one comes only when its
+        // partition is the first of a fetch that has data, so it must not wait behind the others.
+        const small = (count: number) => newUsers(count).map((user) => deletionRequested(user));
+        const large = newUsers(6).map((user) => envelopeFor(largestAddRequest(user)));
+        const before = small(20_000);
+        const after = small(20_000);
+        const positions = [
+          ...(await log.append(before)),
+          ...(await Promise.all(large.map((envelope) => log.append([envelope])))).flat(),
+          ...(await log.append(after)),
+        ];
+        const envelopes = [...before, ...large, ...after];
+
+        expectFoundAt(await readAll(log), envelopes, positions);
+        const ids = new Set(envelopes.map((envelope) => envelope.eventId));
+        const consumed = await consumeUntil(
+          log,
+          { group: newGroup(), startFrom: async () => 0 },
+          'every record of the test',
+          (records) => records.filter((record) => ids.has(record.eventId)).length >= envelopes.length,
+        ).done;
+        expectFoundAt(consumed, envelopes, positions);
+        for (const envelope of large) {
+          expect(consumed.find((r) => r.eventId === envelope.eventId)?.value).toEqual(envelope.value);
+        }
+      }, 120_000);
+
       it('gives distinct positive sequence numbers to all positions read', async () => {
         await fillEveryPartition(log, 3);
 
