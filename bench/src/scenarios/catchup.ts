@@ -167,16 +167,22 @@ async function catchUp(
   const finished = new Promise<void>((resolve) => (done = resolve));
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const inFlight = new InFlightClock();
   const transactions = batchTransactions(async (batches) => {
     const t = performance.now();
-    const results = profile
-      ? await applyBatchTimed(dataSource, schema, batches, partitions, profile)
-      : await applyBatch(dataSource, schema, batches, partitions);
-    const count = results.reduce((sum, result) => sum + result.applied, 0);
-    batchMs.push(since(t));
-    batchSizes.push(count);
-    applied += count;
-    return results;
+    inFlight.began();
+    try {
+      const results = profile
+        ? await applyBatchTimed(dataSource, schema, batches, partitions, profile)
+        : await applyBatch(dataSource, schema, batches, partitions);
+      const count = results.reduce((sum, result) => sum + result.applied, 0);
+      batchMs.push(since(t));
+      batchSizes.push(count);
+      applied += count;
+      return results;
+    } finally {
+      inFlight.ended();
+    }
   }, runtime.config.PROJECTOR_BATCH_SIZE);
   const consumer = await runtime.eventLog.consume({
     group: uniqueName('bench_catchup'),
@@ -200,6 +206,7 @@ async function catchUp(
   });
   await finished;
   const elapsed = since(started);
+  const inFlightSeconds = inFlight.seconds();
   const { user, system } = process.cpuUsage(cpu);
   await consumer.stop();
   if (failure) throw failure;
@@ -216,7 +223,38 @@ async function catchUp(
     batches: batchMs.length,
     meanBatch: batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length),
     batchLatency: summarize(batchMs),
+    inFlightSeconds,
   };
+}
+
+/** Seconds spent with each number of transactions in flight (index 0: none, while the log is
+ * fetched and decoded, or the consumer joins its group), from the clock's start. */
+class InFlightClock {
+  private count = 0;
+  private since = performance.now();
+  private readonly spent: number[] = [0];
+
+  began(): void {
+    this.tick();
+    this.count += 1;
+  }
+
+  ended(): void {
+    this.tick();
+    this.count -= 1;
+  }
+
+  seconds(): number[] {
+    this.tick();
+    return this.spent.map((ms) => round(ms / 1000, 2));
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    while (this.spent.length <= this.count) this.spent.push(0);
+    this.spent[this.count] = (this.spent[this.count] ?? 0) + (now - this.since);
+    this.since = now;
+  }
 }
 
 /** Bookkeeping of the projection, not rows of the model: left out of the baseline. */
@@ -358,6 +396,8 @@ interface CatchupRound {
   readonly batches: number;
   readonly mean_batch_events: number;
   readonly batch_latency: LatencySummary;
+  /** Seconds of the round with 0, 1, 2, … transactions in flight. */
+  readonly seconds_by_transactions_in_flight: number[];
 }
 
 interface BaselineRound {
@@ -421,7 +461,8 @@ export async function catchupScenario(
           const caught = await catchUp(runtime, schema, events, stages, log);
           log(
             `catchup: round ${n}: applied in ${caught.seconds.toFixed(1)} s (${Math.round(caught.eventsPerS)} events/s, ` +
-              `node CPU ${Math.round(caught.nodeCpuShare * 100)}% of one core)`,
+              `node CPU ${Math.round(caught.nodeCpuShare * 100)}% of one core; seconds with 0, 1, … transactions ` +
+              `in flight: ${caught.inFlightSeconds.map((s) => s.toFixed(1)).join(', ')})`,
           );
           if (n === 1) {
             footprint = rowsPerEvent(before, await tableWrites(pool, schema), events);
@@ -435,6 +476,7 @@ export async function catchupScenario(
             batches: caught.batches,
             mean_batch_events: round(caught.meanBatch, 1),
             batch_latency: caught.batchLatency,
+            seconds_by_transactions_in_flight: caught.inFlightSeconds,
           };
         } finally {
           if (n !== 1) await dropSchema(pool, schema);
