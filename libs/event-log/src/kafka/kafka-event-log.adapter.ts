@@ -57,15 +57,16 @@ const HEARTBEAT_MS = 3_000;
  * the consumer's fetches all allow well above that. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+const MAX_BATCH_MESSAGES = 5000;
 
 /** What a fetch asks of each partition: about a projector's batch (2,000 events of 500 bytes), so
  * that a fetch of a log far ahead brings every partition's next batch and the projector's
- * transactions run 4 at a time; at 8 MiB a fetch filled its limit from two partitions, and a
- * catch-up ran one or two transactions at once. A record batch larger than this still comes, as the
- * first partition of a fetch that has data (Kafka's rule, KIP-74); kafkajs orders a fetch's
- * partitions at random, so every partition comes first in turn. */
+ * transactions run 4 at a time. Kafka fills a fetch partition by partition: asking 8 MiB of each,
+ * two partitions filled the fetch's 16 MiB, and a catch-up ran one or two transactions at once. A
+ * record batch larger than this still comes, as the first partition of a fetch that has data
+ * (Kafka's rule, KIP-74); kafkajs orders a fetch's partitions at random, so every partition comes
+ * first in turn. */
 const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
-const MAX_BATCH_MESSAGES = 5000;
 
 /** How often the client retries a request the cluster failed, with backoff, before giving up. */
 const RETRIES = 5;
