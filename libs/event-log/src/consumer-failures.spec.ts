@@ -46,4 +46,24 @@ describe('ConsumerFailures', () => {
     failures.restarted();
     expect(events).toEqual(['error: broker gone', 'recovered']);
   });
+
+  it('reports once that a failed cause answers again, and still waits for it to clear', () => {
+    const { failures, events } = tracked();
+    failures.answering('log', new Error('back'));
+    failures.failed('log', new Error('broker gone'));
+    failures.answering('log', new Error('back'));
+    failures.answering('log', new Error('back'));
+    failures.answering('batch 0', new Error('not failing'));
+    expect(events).toEqual(['error: broker gone', 'error: back']);
+    failures.failed('log', new Error('gone again'));
+    failures.answering('log', new Error('back again'));
+    failures.restarted();
+    expect(events).toEqual([
+      'error: broker gone',
+      'error: back',
+      'error: gone again',
+      'error: back again',
+      'recovered',
+    ]);
+  });
 });

@@ -10,10 +10,22 @@ export class ConsumerFailures {
 
   constructor(private readonly options: Pick<ConsumeOptions, 'onError' | 'onRecovered'>) {}
 
+  private answeringSaid = false;
+
   failed(cause: string, error: unknown): void {
     this.failing.add(cause);
     this.reported = true;
+    this.answeringSaid = false;
     this.options.onError?.(error);
+  }
+
+  /** The work of `cause` answers again but the failure stands until it clears (a broker that is
+   * back, while the consumer waits to rejoin its group): `why` becomes the reason reported, once,
+   * instead of the last error. */
+  answering(cause: string, why: Error): void {
+    if (!this.failing.has(cause) || this.answeringSaid) return;
+    this.answeringSaid = true;
+    this.options.onError?.(why);
   }
 
   cleared(cause: string): void {

@@ -53,19 +53,19 @@ export interface KafkaEventLogOptions {
 /** Between two heartbeats of a consumer that waits (for its stored offsets, or to retry a batch). */
 const HEARTBEAT_MS = 3_000;
 
-/** Largest event a 1 MiB request produces is about 1.1 MiB; the topic, the producer's batches and
- * the consumer's fetches all allow well above that. */
+/** Largest event a 1 MiB request produces is about 1.1 MiB; the topic and the producer's batches
+ * allow well above that, and a fetch takes such a record batch whole (FETCH_BYTES_PER_PARTITION). */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH_MESSAGES = 5000;
 
-/** What a fetch asks of each partition: about a projector's batch (2,000 events of 500 bytes), so
- * that a fetch of a log far ahead brings every partition's next batch and the projector's
- * transactions run 4 at a time. Kafka fills a fetch partition by partition: asking 8 MiB of each,
- * two partitions filled the fetch's 16 MiB, and a catch-up ran one or two transactions at once. A
- * record batch larger than this still comes, as the first partition of a fetch that has data
- * (Kafka's rule, KIP-74); kafkajs orders a fetch's partitions at random, so every partition comes
- * first in turn. */
+/** What a fetch asks of each partition: about a projector's batch of the usual events (2,000 of a
+ * few hundred bytes), so that a fetch of a log far ahead (16 MiB in all) brings the next batch of
+ * up to 16 partitions and the projector's transactions run 4 at a time. Kafka fills a fetch
+ * partition by partition: asking 8 MiB of each, two partitions filled it, and a catch-up ran one or
+ * two transactions at once. A record batch larger than this still comes whole when its partition is
+ * the first of a fetch that has data (Kafka's rule, KIP-74); kafkajs shuffles a fetch's partitions,
+ * so a waiting partition is first with a chance of one in the partitions with data, each fetch. */
 const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
 
 /** How often the client retries a request the cluster failed, with backoff, before giving up. */
@@ -327,11 +327,12 @@ export class KafkaEventLog implements EventLog {
     stopped: AbortSignal,
     dead: () => void,
   ): Promise<Consumer> {
+    const sessionTimeout = this.options.sessionTimeoutMs ?? 30_000;
     const consumer = this.kafka.consumer({
       groupId: options.group,
       maxBytesPerPartition: FETCH_BYTES_PER_PARTITION,
       maxBytes: 2 * MAX_MESSAGE_BYTES,
-      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+      sessionTimeout,
       heartbeatInterval: HEARTBEAT_MS,
       allowAutoTopicCreation: false,
     });
@@ -366,6 +367,14 @@ export class KafkaEventLog implements EventLog {
       failures.failed(LOG, payload.error);
       if (!payload.restart) dead();
     });
+    // Once the broker answers again the consumer still has to rejoin its group, which Kafka may hold
+    // until the group's previous member times out: that, not the last connection error, is why it
+    // is not consuming meanwhile.
+    const rejoining = new Error(
+      `kafka answers again; rejoining consumer group ${options.group} (the join may wait up to ` +
+        `${Math.round(sessionTimeout / 1000)} s for the group's previous member to time out)`,
+    );
+    consumer.on(consumer.events.REQUEST, () => failures.answering(LOG, rejoining));
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: [topic], fromBeginning: true });
