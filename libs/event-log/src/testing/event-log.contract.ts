@@ -431,7 +431,8 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
 
       it('hands the largest events over to a consumer and a reader among many small ones in every partition', async () => {
         // A Kafka fetch asks each partition for less than one of these events: one comes only when its
-        // partition is the first of a fetch that has data, so it must not wait behind the others.
+        // partition is the first of a fetch that has data, here while other partitions still hold
+        // small events behind and after it.
         const small = (count: number) => newUsers(count).map((user) => deletionRequested(user));
         const large = newUsers(6).map((user) => envelopeFor(largestAddRequest(user)));
         const before = small(20_000);
