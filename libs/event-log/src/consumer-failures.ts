@@ -7,10 +7,10 @@ import { ConsumeOptions } from './event-log.port';
 export class ConsumerFailures {
   private readonly failing = new Set<string>();
   private reported = false;
+  /** Whether `answering` has reported since the last failure. */
+  private answeringSaid = false;
 
   constructor(private readonly options: Pick<ConsumeOptions, 'onError' | 'onRecovered'>) {}
-
-  private answeringSaid = false;
 
   failed(cause: string, error: unknown): void {
     this.failing.add(cause);
