@@ -71,6 +71,15 @@ describe('numbers and durations that would break the server later', () => {
     expect(loadConfig({ TOKEN_CACHE_TTL: '0' }).TOKEN_CACHE_TTL).toBe(0);
   });
 
+  it('refuses a READ_MODEL_SCHEMA too long for the schemas named after it to keep within 63 characters', () => {
+    const longest = 'r'.repeat(50);
+    expect(loadConfig({ READ_MODEL_SCHEMA: longest }).READ_MODEL_SCHEMA).toBe(longest);
+    expect(`${longest}_v9999_replay`).toHaveLength(63);
+    expect(() => loadConfig({ READ_MODEL_SCHEMA: `${longest}r` })).toThrow(
+      /READ_MODEL_SCHEMA: must be at most 50 characters/,
+    );
+  });
+
   it('refuses a DATABASE_URL that is not postgres://', () => {
     expect(() => loadConfig({ DATABASE_URL: 'http://example.com' })).toThrow(
       /DATABASE_URL: must be a postgres:\/\/ URL/,

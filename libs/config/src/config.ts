@@ -18,6 +18,11 @@ export const MAX_TOKEN_TTL_MS = 36_500 * 86_400_000;
 /** Where the embedded mode keeps its files unless CASTLOG_DATA_DIR says otherwise. */
 export const DEFAULT_DATA_DIR = './data';
 
+/** The longest READ_MODEL_SCHEMA: PostgreSQL keeps 63 characters of a name and silently drops the
+ * rest, and the longest name castlog derives from it is a replay of the last projection version's
+ * schema, `<name>_v9999_replay` (13 more). */
+export const READ_MODEL_SCHEMA_MAX_LENGTH = 50;
+
 /** The longest a timer can wait: Node runs a longer setTimeout after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -79,6 +84,11 @@ export const configSchema = z.object({
   READ_MODEL_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
+    .max(
+      READ_MODEL_SCHEMA_MAX_LENGTH,
+      `must be at most ${READ_MODEL_SCHEMA_MAX_LENGTH} characters, so that the schemas named after it ` +
+        `(<name>_v9999, <name>_v9999_replay) keep within PostgreSQL's 63`,
+    )
     .default('castlog'),
   KAFKA_BROKERS: z
     .string()

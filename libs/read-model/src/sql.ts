@@ -10,6 +10,10 @@ export interface Sql {
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/** The longest name PostgreSQL keeps whole: it cuts a longer one to this many bytes without an
+ * error, so two names that differ only past it name the same object. */
+export const MAX_NAME_LENGTH = 63;
+
 /** The pg pool under a TypeORM data source. The hot paths (the projector's transactions, the
  * outcome reads) query it directly: TypeORM's query runner adds per-statement bookkeeping (events,
  * logging, result wrapping) that measurably slowed the write path. */

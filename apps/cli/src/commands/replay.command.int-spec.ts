@@ -283,7 +283,7 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     expect(d.stderr.text).toMatch(/replay \[.*\] \d+% \| \d+\/\d+ events \| \d+ events\/s \| ETA /);
   });
 
-  it("refuses the live schema, a projection version's, or a name that is not a plain identifier, as the scratch schema", async () => {
+  it("refuses the live schema, a projection version's, a name that is not a plain identifier, or one PostgreSQL would cut, as the scratch schema", async () => {
     const live = deps();
     expect(await replay(live, { schema: app.runtime.database.schema })).toBe(1);
     expect(live.stderr.text).toBe(
@@ -298,7 +298,12 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     const bad = deps();
     expect(await replay(bad, { schema: 'x"; DROP SCHEMA castlog_auth' })).toBe(1);
     expect(bad.stderr.text).toMatch(/^castlog: --schema must be a lower-case SQL identifier/);
-    expect(live.stdout.text + bad.stdout.text).toBe('');
+    const long = deps();
+    expect(await replay(long, { schema: `scratch_${'x'.repeat(56)}` })).toBe(1);
+    expect(long.stderr.text).toBe(
+      'castlog: --schema must be at most 63 characters (PostgreSQL cuts longer names), not 64\n',
+    );
+    expect(live.stdout.text + bad.stdout.text + long.stdout.text).toBe('');
     // Below the CLI too: a schema the migrations made is never dropped.
     for (const schema of [app.runtime.database.schema, 'castlog_auth', 'castlog_projections']) {
       await expect(

@@ -1,5 +1,5 @@
 import { EventLog } from '@castlog/event-log';
-import { projectionCounts } from '@castlog/read-model';
+import { MAX_NAME_LENGTH, projectionCounts } from '@castlog/read-model';
 import { describeDifference, replayInto, verifyReplay } from '@castlog/replay';
 import { Presets, SingleBar } from 'cli-progress';
 import { DataSource } from 'typeorm';
@@ -39,6 +39,10 @@ export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Pr
     const schema = options.schema ?? `${deps.liveSchema}_replay`;
     if (!SCHEMA_NAME.test(schema))
       throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
+    if (schema.length > MAX_NAME_LENGTH)
+      throw new CliError(
+        `--schema must be at most ${MAX_NAME_LENGTH} characters (PostgreSQL cuts longer names), not ${schema.length}`,
+      );
     if (schema === deps.liveSchema) {
       throw new CliError(`--schema ${schema} is the live read model: a replay drops its scratch schema`);
     }
