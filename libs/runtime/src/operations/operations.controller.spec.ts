@@ -72,4 +72,46 @@ describe('OperationsController: /health/ready', () => {
       message: 'Service unavailable, retry later: read model: connect ECONNREFUSED 127.0.0.1:5432',
     });
   });
+
+  it("names each dependency that holds its request, in one check's time", async () => {
+    const controller = controllerWith(never, never);
+    const started = Date.now();
+    expect((await refusal(controller.ready())).body).toEqual({
+      code: '503',
+      message:
+        `Service unavailable, retry later: read model: no answer within ${READINESS_CHECK_MS} ms; ` +
+        `event log: no answer within ${READINESS_CHECK_MS} ms`,
+    });
+    expect(Date.now() - started).toBeLessThan(2 * READINESS_CHECK_MS);
+  });
+
+  it('says how long a check has been failing from its second failure on, until it answers again', async () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    let refusing = true;
+    const controller = controllerWith(
+      () =>
+        refusing ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : Promise.resolve([]),
+      async () => new Map([[0, 0]]),
+    );
+    const message = async () => ((await refusal(controller.ready())).body as { message: string }).message;
+    try {
+      expect(await message()).toBe(
+        'Service unavailable, retry later: read model: connect ECONNREFUSED 127.0.0.1:5432',
+      );
+      now += 34_000;
+      expect(await message()).toBe(
+        'Service unavailable, retry later: read model: connect ECONNREFUSED 127.0.0.1:5432 (failing for 34 s)',
+      );
+      refusing = false;
+      await expect(controller.ready()).resolves.toMatchObject({ status: 'ok' });
+      refusing = true;
+      now += 60_000;
+      expect(await message()).toBe(
+        'Service unavailable, retry later: read model: connect ECONNREFUSED 127.0.0.1:5432',
+      );
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
 });

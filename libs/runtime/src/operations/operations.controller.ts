@@ -1,6 +1,6 @@
 import { CONFIG, Config } from '@castlog/config';
 import { Database } from '@castlog/read-model';
-import { DependencyHealth } from '@castlog/supervision';
+import { DependencyHealth, messageOf } from '@castlog/supervision';
 import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DATABASE } from '../tokens';
@@ -15,8 +15,9 @@ const unavailable = (reason: string) =>
  * timeout rather than by the probe giving up. */
 export const READINESS_CHECK_MS = 2_000;
 
-/** `check`'s result, or a 503 naming `dependency` when it fails or takes over READINESS_CHECK_MS. */
-async function checked<T>(dependency: string, check: () => Promise<T>): Promise<T> {
+/** `check`'s result, or its failure: an error of its own, or one saying it took over
+ * READINESS_CHECK_MS. */
+async function withinCheckTime<T>(check: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -26,10 +27,17 @@ async function checked<T>(dependency: string, check: () => Promise<T>): Promise<
   });
   try {
     return await Promise.race([check(), deadline]);
-  } catch (error) {
-    throw unavailable(`${dependency}: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** `check`'s result, or a 503 naming `dependency` when it fails or takes over READINESS_CHECK_MS. */
+async function checked<T>(dependency: string, check: () => Promise<T>): Promise<T> {
+  try {
+    return await withinCheckTime(check);
+  } catch (error) {
+    throw unavailable(`${dependency}: ${messageOf(error)}`);
   }
 }
 
@@ -44,6 +52,9 @@ export class OperationsController {
     private readonly metrics: Metrics,
     private readonly health: DependencyHealth,
   ) {}
+
+  /** When each of readiness's own checks began failing, for those failing now. */
+  private readonly failingSince = new Map<string, number>();
 
   @Get('health/live')
   live() {
@@ -67,13 +78,38 @@ export class OperationsController {
           .join('; '),
       );
     }
-    await checked('read model', () => this.database.dataSource.query('SELECT 1'));
-    const lag = await checked('event log', () => this.status.lag());
-    const worst = Math.max(0, ...lag.values());
+    // Both at once, so that a probe names each dependency that fails, in one check's time.
+    const started = Date.now();
+    const [readModel, lag] = await Promise.allSettled([
+      withinCheckTime(() => this.database.dataSource.query('SELECT 1')),
+      withinCheckTime(() => this.status.lag()),
+    ]);
+    const failures = this.failures(started, { 'read model': readModel, 'event log': lag });
+    if (failures.length > 0 || lag.status === 'rejected') throw unavailable(failures.join('; '));
+    const worst = Math.max(0, ...lag.value.values());
     if (worst > this.config.READY_MAX_PROJECTION_LAG) {
       throw unavailable(`projection is ${worst} events behind`);
     }
     return { status: 'ok', projection_version: this.status.versions()[0]?.version, projection_lag: worst };
+  }
+
+  /** Notes which of readiness's checks failed and since when, and answers a text for each failure,
+   * with how long that check has been failing when it failed before too: a client may not report a
+   * dependency that hangs for a while, so this is the first a probe hears of it. */
+  private failures(started: number, results: Record<string, PromiseSettledResult<unknown>>): string[] {
+    const failures: string[] = [];
+    for (const [dependency, result] of Object.entries(results)) {
+      if (result.status === 'fulfilled') {
+        this.failingSince.delete(dependency);
+        continue;
+      }
+      const since = this.failingSince.get(dependency) ?? started;
+      this.failingSince.set(dependency, since);
+      const seconds = Math.round((Date.now() - since) / 1000);
+      const failing = since < started && seconds > 0 ? ` (failing for ${seconds} s)` : '';
+      failures.push(`${dependency}: ${messageOf(result.reason)}${failing}`);
+    }
+    return failures;
   }
 
   @Get('metrics')
