@@ -35,6 +35,7 @@ import {
 } from '../event-log.port';
 import { ConsumerFailures } from '../consumer-failures';
 import { GroupCommit } from '../group-commit';
+import { kafkaLogLevel } from './kafka-log-level';
 
 export interface KafkaEventLogOptions {
   readonly brokers: readonly string[];
@@ -156,7 +157,7 @@ export class KafkaEventLog implements EventLog {
           const { message, ...extra } = log;
           if (message === LIMITED_RETRIES_WARNING) this.log('info', LIMITED_RETRIES_NOTE);
           else if (level <= logLevel.WARN)
-            this.log(level === logLevel.ERROR ? 'error' : 'warn', `kafka: ${message}`, extra);
+            this.log(kafkaLogLevel(level, message, extra), `kafka: ${message}`, extra);
         },
       retry: { retries: RETRIES, initialRetryTime: 200, maxRetryTime: 5000 },
     });
