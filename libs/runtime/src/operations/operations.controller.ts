@@ -1,11 +1,9 @@
 import { CONFIG, Config } from '@castlog/config';
-import { Database } from '@castlog/read-model';
 import { DependencyHealth, messageOf } from '@castlog/supervision';
 import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { DATABASE } from '../tokens';
 import { Metrics } from './metrics';
-import { ProjectionStatus } from './projection-status';
+import { lagBetween, ProjectionStatus } from './projection-status';
 
 const unavailable = (reason: string) =>
   new HttpException({ code: '503', message: `Service unavailable, retry later: ${reason}` }, 503);
@@ -47,14 +45,10 @@ async function checked<T>(dependency: string, check: () => Promise<T>): Promise<
 export class OperationsController {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    @Inject(DATABASE) private readonly database: Database,
     private readonly status: ProjectionStatus,
     private readonly metrics: Metrics,
     private readonly health: DependencyHealth,
   ) {}
-
-  /** When each of readiness's own checks began failing, for those failing now. */
-  private readonly failingSince = new Map<string, number>();
 
   @Get('health/live')
   live() {
@@ -78,38 +72,22 @@ export class OperationsController {
           .join('; '),
       );
     }
-    // Both at once, so that a probe names each dependency that fails, in one check's time.
-    const started = Date.now();
-    const [readModel, lag] = await Promise.allSettled([
-      withinCheckTime(() => this.database.dataSource.query('SELECT 1')),
-      withinCheckTime(() => this.status.lag()),
+    // Each dependency asked alone and both at once, so that a probe names each that fails (and only
+    // those), in one check's time.
+    const [applied, end] = await Promise.allSettled([
+      withinCheckTime(() => this.status.applied()),
+      withinCheckTime(() => this.status.logEnd()),
     ]);
-    const failures = this.failures(started, { 'read model': readModel, 'event log': lag });
-    if (failures.length > 0 || lag.status === 'rejected') throw unavailable(failures.join('; '));
-    const worst = Math.max(0, ...lag.value.values());
+    if (applied.status === 'rejected' || end.status === 'rejected') {
+      const failed = (dependency: string, result: PromiseSettledResult<unknown>) =>
+        result.status === 'rejected' ? [`${dependency}: ${messageOf(result.reason)}`] : [];
+      throw unavailable([...failed('read model', applied), ...failed('event log', end)].join('; '));
+    }
+    const worst = Math.max(0, ...lagBetween(end.value, applied.value).values());
     if (worst > this.config.READY_MAX_PROJECTION_LAG) {
       throw unavailable(`projection is ${worst} events behind`);
     }
     return { status: 'ok', projection_version: this.status.versions()[0]?.version, projection_lag: worst };
-  }
-
-  /** Notes which of readiness's checks failed and since when, and answers a text for each failure,
-   * with how long that check has been failing when it failed before too: a client may not report a
-   * dependency that hangs for a while, so this is the first a probe hears of it. */
-  private failures(started: number, results: Record<string, PromiseSettledResult<unknown>>): string[] {
-    const failures: string[] = [];
-    for (const [dependency, result] of Object.entries(results)) {
-      if (result.status === 'fulfilled') {
-        this.failingSince.delete(dependency);
-        continue;
-      }
-      const since = this.failingSince.get(dependency) ?? started;
-      this.failingSince.set(dependency, since);
-      const seconds = Math.round((Date.now() - since) / 1000);
-      const failing = since < started && seconds > 0 ? ` (failing for ${seconds} s)` : '';
-      failures.push(`${dependency}: ${messageOf(result.reason)}${failing}`);
-    }
-    return failures;
   }
 
   @Get('metrics')

@@ -29,16 +29,28 @@ export class ProjectionStatus {
 
   /** Events not yet applied, per partition, of `schema` (default: the version serving reads). */
   async lag(schema = this.readModel.schema): Promise<Map<number, number>> {
-    const [end, applied] = await Promise.all([
-      this.eventLog.endOffsets(),
-      storedOffsets(this.database.dataSource, schema),
-    ]);
-    return new Map(
-      [...end].map(([partition, high]) => [partition, Math.max(0, high - (applied.get(partition) ?? 0))]),
-    );
+    const [end, applied] = await Promise.all([this.logEnd(), this.applied(schema)]);
+    return lagBetween(end, applied);
+  }
+
+  /** The log's next offset per partition: asks the event log alone (for the table log, PostgreSQL). */
+  logEnd(): Promise<Map<number, number>> {
+    return this.eventLog.endOffsets();
+  }
+
+  /** The next offset `schema` (default: the version serving reads) will apply, per partition it
+   * has applied any of: asks the read model alone. */
+  applied(schema = this.readModel.schema): Promise<Map<number, number>> {
+    return storedOffsets(this.database.dataSource, schema);
   }
 
   deletionsByStatus(): Promise<Map<string, number>> {
     return new DeletionsQuery(this.database.dataSource, this.readModel).countByStatus();
   }
 }
+
+/** Events between what `applied` reached and the log's `end`, per partition of the log. */
+export const lagBetween = (end: Map<number, number>, applied: Map<number, number>): Map<number, number> =>
+  new Map(
+    [...end].map(([partition, high]) => [partition, Math.max(0, high - (applied.get(partition) ?? 0))]),
+  );
