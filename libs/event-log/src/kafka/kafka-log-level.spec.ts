@@ -2,7 +2,7 @@ import { logLevel } from 'kafkajs';
 import { kafkaLogLevel } from './kafka-log-level';
 
 describe('kafkaLogLevel', () => {
-  it('logs at warn what kafkajs retries by itself: a failed send, an answer with a retriable error', () => {
+  it('logs at warn a failed send kafkajs retries and an answer carrying an error Kafka calls retriable', () => {
     // As kafkajs logged them once a paused broker went on again.
     expect(
       kafkaLogLevel(
