@@ -8,8 +8,8 @@ import { DataSource } from 'typeorm';
 /** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
 export const DEFAULT_LIVE_SCHEMA: string = configSchema.shape.READ_MODEL_SCHEMA.parse(undefined);
 
-/** Records per transaction at most, as the live projector's default PROJECTOR_BATCH_SIZE. */
-const REPLAY_BATCH_SIZE = 2000;
+/** Records per transaction at most: the live projector's default PROJECTOR_BATCH_SIZE. */
+const REPLAY_BATCH_SIZE: number = configSchema.shape.PROJECTOR_BATCH_SIZE.parse(undefined);
 
 /** Schemas a replay must never drop, whatever they hold. */
 const PROTECTED_SCHEMAS = /^(public|information_schema|pg_.*|castlog_auth|castlog_log|castlog_projections)$/;
