@@ -23,6 +23,9 @@ export const DEFAULT_DATA_DIR = './data';
  * schema, `<name>_v9999_replay` (13 more). */
 export const READ_MODEL_SCHEMA_MAX_LENGTH = 50;
 
+/** A schema name castlog accepts: a lower-case SQL identifier, which needs no quoting. */
+export const LOWER_CASE_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
 /** The longest a timer can wait: Node runs a longer setTimeout after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -83,7 +86,7 @@ export const configSchema = z.object({
   DATABASE_CONNECT_TIMEOUT: timer.default('5s'),
   READ_MODEL_SCHEMA: z
     .string()
-    .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
+    .regex(LOWER_CASE_IDENTIFIER, 'must be a lower-case SQL identifier')
     .max(
       READ_MODEL_SCHEMA_MAX_LENGTH,
       `must be at most ${READ_MODEL_SCHEMA_MAX_LENGTH} characters, so that the schemas named after it ` +

@@ -1,3 +1,4 @@
+import { LOWER_CASE_IDENTIFIER } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { MAX_NAME_LENGTH, projectionCounts } from '@castlog/read-model';
 import { describeDifference, replayInto, verifyReplay } from '@castlog/replay';
@@ -28,8 +29,6 @@ export interface ReplayCommandOptions {
   readonly schema?: string;
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
-
 /** `castlog replay [--verify] [--schema <scratch>]`: rebuilds the read model from offset 0 of the
  * log into a scratch schema (dropped first), through the projector's own code path. With --verify,
  * compares it with the live read model once both stand at the same offsets, prints every
@@ -37,7 +36,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Promise<number> {
   return runCommand(deps, async () => {
     const schema = options.schema ?? `${deps.liveSchema}_replay`;
-    if (!SCHEMA_NAME.test(schema))
+    if (!LOWER_CASE_IDENTIFIER.test(schema))
       throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
     if (schema.length > MAX_NAME_LENGTH)
       throw new CliError(

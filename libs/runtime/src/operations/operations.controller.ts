@@ -5,6 +5,9 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Metrics } from './metrics';
 import { lagBetween, ProjectionStatus } from './projection-status';
 
+/** How a 503 names a dependency that failed its check. */
+const failure = (dependency: string, error: unknown) => `${dependency}: ${messageOf(error)}`;
+
 const unavailable = (reason: string) =>
   new HttpException({ code: '503', message: `Service unavailable, retry later: ${reason}` }, 503);
 
@@ -35,7 +38,7 @@ async function checked<T>(dependency: string, check: () => Promise<T>): Promise<
   try {
     return await withinCheckTime(check);
   } catch (error) {
-    throw unavailable(`${dependency}: ${messageOf(error)}`);
+    throw unavailable(failure(dependency, error));
   }
 }
 
@@ -80,7 +83,7 @@ export class OperationsController {
     ]);
     if (applied.status === 'rejected' || end.status === 'rejected') {
       const failed = (dependency: string, result: PromiseSettledResult<unknown>) =>
-        result.status === 'rejected' ? [`${dependency}: ${messageOf(result.reason)}`] : [];
+        result.status === 'rejected' ? [failure(dependency, result.reason)] : [];
       throw unavailable([...failed('read model', applied), ...failed('event log', end)].join('; '));
     }
     const worst = Math.max(0, ...lagBetween(end.value, applied.value).values());
