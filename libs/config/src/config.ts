@@ -104,7 +104,7 @@ export const configSchema = z.object({
   KAFKA_SESSION_TIMEOUT: timer.default('30s'),
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTION_VERSION: int(1, 9999).default(1),
-  PROJECTOR_BATCH_SIZE: int(1, 100_000).default(8000),
+  PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
   READ_YOUR_WRITES_TIMEOUT: timer.default('5s'),
   /** The longest a request may go unanswered: then 503 with Retry-After, whatever it waits for (a
    * PostgreSQL that stopped answering on a connection already open, say). */
