@@ -105,6 +105,9 @@ export const configSchema = z.object({
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTION_VERSION: int(1, 9999).default(1),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
+  /** Deletions the saga finalizes at once. Each holds a pooled connection while it waits for its
+   * user's clock lock, which a projector transaction holds until it commits. */
+  DELETION_SAGA_CONCURRENCY: int(1, 1000).default(2),
   READ_YOUR_WRITES_TIMEOUT: timer.default('5s'),
   /** The longest a request may go unanswered: then 503 with Retry-After, whatever it waits for (a
    * PostgreSQL that stopped answering on a connection already open, say). */

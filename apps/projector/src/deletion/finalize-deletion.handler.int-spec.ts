@@ -4,8 +4,9 @@ import { ActiveProjection, Database, openActiveProjection } from '@castlog/read-
 import { describeDifference, verifyReplay } from '@castlog/replay';
 import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { createTestDatabase, uniqueName } from '../../../../test/support/databases';
+import { poll } from '../../../../test/support/until';
 import { applyBatch } from '@castlog/projection';
 import { FinalizeDeletionCommand } from './finalize-deletion.command';
 import { FinalizeDeletionHandler } from './finalize-deletion.handler';
@@ -33,7 +34,8 @@ describe('FinalizeDeletionHandler', () => {
     await database?.close();
   });
 
-  const handler = (faults = {}) => new FinalizeDeletionHandler(database, eventLog, readModel, faults);
+  const handler = (faults = {}, concurrency = 2) =>
+    new FinalizeDeletionHandler(database, eventLog, readModel, { DELETION_SAGA_CONCURRENCY: concurrency }, faults);
 
   const append = (event: LogEvent) =>
     eventLog.append([
@@ -180,11 +182,124 @@ describe('FinalizeDeletionHandler', () => {
     expect(await resultsInLog(deletionId)).toEqual([]);
 
     const ran: number[] = [];
-    const run = async (_userId: string, id: number) => void ran.push(id);
+    const run = async (_userId: string, id: number) => {
+      ran.push(id);
+      return 'COMPLETED' as const;
+    };
     await handler().sweep(run);
     await handler().sweep(run);
     // Its saga row exists, so the sweep does not run the cascade again: it only logs the result.
     expect(ran).not.toContain(deletionId);
+    expect(await sagaRows(deletionId)).toEqual([{ result: 'COMPLETED', logged: true }]);
+    expect(await resultsInLog(deletionId)).toHaveLength(1);
+    expect((await finalized(userId, deletionId)).status).toBe('SUCCESS');
+  });
+
+  /** A transaction of another connection that holds the clock locks of `userIds`, as a
+   * projector's transaction holds those of every user its batch reaches until it commits. */
+  const holdClocks = async (userIds: string[]) => {
+    const [holder, observer] = [database.url, database.url].map((url) => new Client({ connectionString: url }));
+    await Promise.all([holder!.connect(), observer!.connect()]);
+    await holder!.query('BEGIN');
+    await holder!.query(`SELECT 1 FROM ${SCHEMA}.user_clocks WHERE user_id = ANY($1) FOR UPDATE`, [userIds]);
+    return {
+      /** Backends of this database waiting for a lock. Asked outside a transaction: within one,
+       * PostgreSQL answers pg_stat_activity from the snapshot taken at its first read. */
+      waiting: async () => {
+        const [{ count }] = (
+          await observer!.query(
+            `SELECT count(*)::int AS count FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).rows;
+        return count as number;
+      },
+      release: async () => {
+        await holder!.query('COMMIT');
+        await Promise.all([holder!.end(), observer!.end()]);
+      },
+    };
+  };
+
+  /** Answers within `ms` whether the read-model pool still hands out a connection. */
+  const poolAnswers = (ms: number) =>
+    Promise.race([
+      database.dataSource.query('SELECT 1').then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), ms)),
+    ]);
+
+  it('finalizes at most DELETION_SAGA_CONCURRENCY deletions at once while their users are locked, leaving the pool to others', async () => {
+    const deletions: { userId: string; deletionId: number }[] = [];
+    for (let i = 0; i < 6; i += 1) deletions.push(await pendingDeletion());
+    const locks = await holdClocks(deletions.map(({ userId }) => userId));
+    const saga = handler({}, 2);
+    const results = Promise.all(
+      deletions.map(({ userId, deletionId }) => saga.execute(new FinalizeDeletionCommand(userId, deletionId))),
+    );
+    try {
+      await poll('cascades waiting for their clock locks', async () => (await locks.waiting()) >= 2, {
+        timeoutMs: 20_000,
+      });
+      // Six cascades at once would hold every connection of the pool (4) and wait.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await locks.waiting()).toBe(2);
+      expect(await poolAnswers(2_000)).toBe(true);
+    } finally {
+      await locks.release();
+    }
+    expect(await results).toEqual(deletions.map(() => 'COMPLETED'));
+    for (const { userId, deletionId } of deletions)
+      expect((await finalized(userId, deletionId)).status).toBe('SUCCESS');
+  });
+
+  it('stopping, lets the finalization under way end and leaves the waiting ones pending for the sweep', async () => {
+    const deletions: { userId: string; deletionId: number }[] = [];
+    for (let i = 0; i < 3; i += 1) deletions.push(await pendingDeletion());
+    const locks = await holdClocks(deletions.map(({ userId }) => userId));
+    const saga = handler({}, 1);
+    const results = Promise.all(
+      deletions.map(({ userId, deletionId }) => saga.execute(new FinalizeDeletionCommand(userId, deletionId))),
+    );
+    let stopped: Promise<void>;
+    try {
+      await poll('a cascade waiting for its clock lock', async () => (await locks.waiting()) >= 1, {
+        timeoutMs: 20_000,
+      });
+      stopped = saga.onModuleDestroy();
+    } finally {
+      await locks.release();
+    }
+    await stopped;
+    expect(await results).toEqual(['COMPLETED', 'DEFERRED', 'DEFERRED']);
+    expect(await sagaRows(deletions[1]!.deletionId)).toEqual([]);
+    expect(await sagaRows(deletions[2]!.deletionId)).toEqual([]);
+    const [{ status }] = await database.dataSource.query(
+      `SELECT status FROM ${SCHEMA}.deletions WHERE deletion_id = $1`,
+      [deletions[2]!.deletionId],
+    );
+    expect(status).toBe('PENDING');
+    // The next process's sweep finalizes them.
+    const next = handler();
+    await next.sweep((userId, deletionId) => next.execute(new FinalizeDeletionCommand(userId, deletionId)));
+    for (const { userId, deletionId } of deletions)
+      expect((await finalized(userId, deletionId)).status).toBe('SUCCESS');
+  });
+
+  it('with the log out of reach, records the result, answers DEFERRED and leaves its append to the sweep', async () => {
+    const { userId, deletionId } = await pendingDeletion();
+    const closedPool = new Pool({ connectionString: database.url, max: 1 });
+    await closedPool.end();
+    const unreachable = new FinalizeDeletionHandler(
+      database,
+      new PostgresEventLog(closedPool),
+      readModel,
+      { DELETION_SAGA_CONCURRENCY: 2 },
+    );
+    expect(await unreachable.execute(new FinalizeDeletionCommand(userId, deletionId))).toBe('DEFERRED');
+    expect(await sagaRows(deletionId)).toEqual([{ result: 'COMPLETED', logged: false }]);
+    expect(await resultsInLog(deletionId)).toEqual([]);
+
+    await handler().sweep(async () => 'COMPLETED');
     expect(await sagaRows(deletionId)).toEqual([{ result: 'COMPLETED', logged: true }]);
     expect(await resultsInLog(deletionId)).toHaveLength(1);
     expect((await finalized(userId, deletionId)).status).toBe('SUCCESS');

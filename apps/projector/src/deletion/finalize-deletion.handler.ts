@@ -1,10 +1,12 @@
+import { CONFIG, Config } from '@castlog/config';
 import { decide, LogEvent } from '@castlog/domain';
 import { envelopeOf, EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database, DeletionSagaQuery, inTransaction, SagaRow } from '@castlog/read-model';
 import { DATABASE, EVENT_LOG } from '@castlog/runtime';
-import { isUnavailableError } from '@castlog/supervision';
-import { Inject, Logger, Optional } from '@nestjs/common';
+import { isUnavailableError, messageOf } from '@castlog/supervision';
+import { Inject, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import pLimit from 'p-limit';
 import { loadStates, writeChanges } from '@castlog/projection';
 import { DELETION_SAGA_FAULTS, DeletionSagaFaults } from './deletion-saga.faults';
 import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-deletion.command';
@@ -18,29 +20,55 @@ import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-dele
  * The read model itself changes only when the projector applies that event, at its position in the
  * log: the cascade runs under a savepoint that is rolled back once it has succeeded, so a failing
  * cascade (a constraint, a trigger) fails the saga, while what the projection holds stays a function
- * of the log alone and a replay rebuilds it equal. */
+ * of the log alone and a replay rebuilds it equal.
+ *
+ * At most DELETION_SAGA_CONCURRENCY deletions are finalized at once; the others wait their turn in
+ * memory (and stay pending in the read model, where the sweep finds them after a restart). A
+ * cascade's transaction waits for its user's clock lock while holding a pooled connection, and a
+ * catch-up's transactions hold those locks for seconds: unbounded, the saga took every connection
+ * of the pool from the projector, the sweep and readiness. */
 @CommandHandler(FinalizeDeletionCommand)
-export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletionCommand> {
+export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletionCommand>, OnModuleDestroy {
   private readonly logger = new Logger('DeletionSaga');
-  private readonly inFlight = new Set<number>();
+  /** Each deletion's finalization, running or waiting for its turn. */
+  private readonly inFlight = new Map<number, Promise<FinalizeDeletionResult>>();
+  private readonly turns: pLimit.Limit;
+  private stopping = false;
 
   constructor(
     @Inject(DATABASE) private readonly database: Database,
     @Inject(EVENT_LOG) private readonly eventLog: EventLog,
     private readonly readModel: ActiveProjection,
+    @Inject(CONFIG) config: Pick<Config, 'DELETION_SAGA_CONCURRENCY'>,
     /** Provided by tests only (test/cross-app/saga-crash.projector.ts crashes between the steps). */
     @Optional() @Inject(DELETION_SAGA_FAULTS) private readonly faults: DeletionSagaFaults = {},
-  ) {}
+  ) {
+    this.turns = pLimit(config.DELETION_SAGA_CONCURRENCY);
+  }
 
   async execute({ userId, deletionId }: FinalizeDeletionCommand): Promise<FinalizeDeletionResult> {
     if (this.inFlight.has(deletionId)) return 'ALREADY_FINALIZED';
-    this.inFlight.add(deletionId);
+    const turn = this.turns(() => (this.stopping ? 'DEFERRED' : this.finalize(userId, deletionId)));
+    this.inFlight.set(deletionId, turn);
+    try {
+      return await turn;
+    } finally {
+      this.inFlight.delete(deletionId);
+    }
+  }
+
+  /** Lets the finalizations under way end; the ones still waiting stay for the next start's sweep. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    await Promise.allSettled(this.inFlight.values());
+  }
+
+  private async finalize(userId: string, deletionId: number): Promise<FinalizeDeletionResult> {
     try {
       let row: SagaRow | null;
       try {
         row = await this.runCascade(userId, deletionId);
       } catch (error) {
-        // A lost connection says nothing of the deletion: the recovery sweep runs it again.
         if (isUnavailableError(error)) throw error;
         this.logger.warn(`deletion ${deletionId} failed and was rolled back: ${String(error)}`);
         row = await this.recordFailure(userId, deletionId, error);
@@ -49,8 +77,12 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       await this.faults.afterCascade?.(deletionId);
       await this.logResult(row);
       return row.result;
-    } finally {
-      this.inFlight.delete(deletionId);
+    } catch (error) {
+      // An unreachable database or log says nothing of the deletion: what is not done yet (the
+      // cascade, or appending its recorded result) the recovery sweep does once they answer.
+      if (!isUnavailableError(error)) throw error;
+      this.logger.warn(`deletion ${deletionId} left to the recovery sweep: ${messageOf(error)}`);
+      return 'DEFERRED';
     }
   }
 
@@ -114,12 +146,13 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
   }
 
   /** What a crash can leave behind: pending deletions the saga never ran, and results it never
-   * logged. */
-  async sweep(run: (userId: string, deletionId: number) => Promise<unknown>): Promise<void> {
+   * logged. Stops at the first deletion left for later (its database or log out of reach). */
+  async sweep(run: (userId: string, deletionId: number) => Promise<FinalizeDeletionResult>): Promise<void> {
     const { dataSource } = this.database;
     const saga = this.saga;
     for (const row of await saga.unlogged(dataSource)) await this.logResult(row);
     const pending = await saga.pendingWithoutResult(dataSource);
-    for (const row of pending) await run(row.user_id, Number(row.deletion_id));
+    for (const row of pending)
+      if ((await run(row.user_id, Number(row.deletion_id))) === 'DEFERRED') return;
   }
 }
