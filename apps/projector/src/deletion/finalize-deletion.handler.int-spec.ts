@@ -35,7 +35,13 @@ describe('FinalizeDeletionHandler', () => {
   });
 
   const handler = (faults = {}, concurrency = 2) =>
-    new FinalizeDeletionHandler(database, eventLog, readModel, { DELETION_SAGA_CONCURRENCY: concurrency }, faults);
+    new FinalizeDeletionHandler(
+      database,
+      eventLog,
+      readModel,
+      { DELETION_SAGA_CONCURRENCY: concurrency },
+      faults,
+    );
 
   const append = (event: LogEvent) =>
     eventLog.append([
@@ -198,7 +204,9 @@ describe('FinalizeDeletionHandler', () => {
   /** A transaction of another connection that holds the clock locks of `userIds`, as a
    * projector's transaction holds those of every user its batch reaches until it commits. */
   const holdClocks = async (userIds: string[]) => {
-    const [holder, observer] = [database.url, database.url].map((url) => new Client({ connectionString: url }));
+    const [holder, observer] = [database.url, database.url].map(
+      (url) => new Client({ connectionString: url }),
+    );
     await Promise.all([holder!.connect(), observer!.connect()]);
     await holder!.query('BEGIN');
     await holder!.query(`SELECT 1 FROM ${SCHEMA}.user_clocks WHERE user_id = ANY($1) FOR UPDATE`, [userIds]);
@@ -228,13 +236,15 @@ describe('FinalizeDeletionHandler', () => {
       new Promise<false>((resolve) => setTimeout(() => resolve(false), ms)),
     ]);
 
-  it('finalizes at most DELETION_SAGA_CONCURRENCY deletions at once while their users are locked, leaving the pool to others', async () => {
+  it('runs at most DELETION_SAGA_CONCURRENCY cascades at once while their users are locked, leaving the pool to others', async () => {
     const deletions: { userId: string; deletionId: number }[] = [];
     for (let i = 0; i < 6; i += 1) deletions.push(await pendingDeletion());
     const locks = await holdClocks(deletions.map(({ userId }) => userId));
     const saga = handler({}, 2);
     const results = Promise.all(
-      deletions.map(({ userId, deletionId }) => saga.execute(new FinalizeDeletionCommand(userId, deletionId))),
+      deletions.map(({ userId, deletionId }) =>
+        saga.execute(new FinalizeDeletionCommand(userId, deletionId)),
+      ),
     );
     try {
       await poll('cascades waiting for their clock locks', async () => (await locks.waiting()) >= 2, {
@@ -258,7 +268,9 @@ describe('FinalizeDeletionHandler', () => {
     const locks = await holdClocks(deletions.map(({ userId }) => userId));
     const saga = handler({}, 1);
     const results = Promise.all(
-      deletions.map(({ userId, deletionId }) => saga.execute(new FinalizeDeletionCommand(userId, deletionId))),
+      deletions.map(({ userId, deletionId }) =>
+        saga.execute(new FinalizeDeletionCommand(userId, deletionId)),
+      ),
     );
     let stopped: Promise<void>;
     try {
@@ -289,12 +301,9 @@ describe('FinalizeDeletionHandler', () => {
     const { userId, deletionId } = await pendingDeletion();
     const closedPool = new Pool({ connectionString: database.url, max: 1 });
     await closedPool.end();
-    const unreachable = new FinalizeDeletionHandler(
-      database,
-      new PostgresEventLog(closedPool),
-      readModel,
-      { DELETION_SAGA_CONCURRENCY: 2 },
-    );
+    const unreachable = new FinalizeDeletionHandler(database, new PostgresEventLog(closedPool), readModel, {
+      DELETION_SAGA_CONCURRENCY: 2,
+    });
     expect(await unreachable.execute(new FinalizeDeletionCommand(userId, deletionId))).toBe('DEFERRED');
     expect(await sagaRows(deletionId)).toEqual([{ result: 'COMPLETED', logged: false }]);
     expect(await resultsInLog(deletionId)).toEqual([]);

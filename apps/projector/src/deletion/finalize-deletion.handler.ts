@@ -22,7 +22,7 @@ import { FinalizeDeletionCommand, FinalizeDeletionResult } from './finalize-dele
  * cascade (a constraint, a trigger) fails the saga, while what the projection holds stays a function
  * of the log alone and a replay rebuilds it equal.
  *
- * At most DELETION_SAGA_CONCURRENCY deletions are finalized at once; the others wait their turn in
+ * At most DELETION_SAGA_CONCURRENCY deletions run step 1 at once; the others wait their turn in
  * memory (and stay pending in the read model, where the sweep finds them after a restart). A
  * cascade's transaction waits for its user's clock lock while holding a pooled connection, and a
  * catch-up's transactions hold those locks for seconds: unbounded, the saga took every connection
@@ -48,10 +48,10 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
 
   async execute({ userId, deletionId }: FinalizeDeletionCommand): Promise<FinalizeDeletionResult> {
     if (this.inFlight.has(deletionId)) return 'ALREADY_FINALIZED';
-    const turn = this.turns(() => (this.stopping ? 'DEFERRED' : this.finalize(userId, deletionId)));
-    this.inFlight.set(deletionId, turn);
+    const finalization = this.finalize(userId, deletionId);
+    this.inFlight.set(deletionId, finalization);
     try {
-      return await turn;
+      return await finalization;
     } finally {
       this.inFlight.delete(deletionId);
     }
@@ -65,14 +65,11 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
 
   private async finalize(userId: string, deletionId: number): Promise<FinalizeDeletionResult> {
     try {
-      let row: SagaRow | null;
-      try {
-        row = await this.runCascade(userId, deletionId);
-      } catch (error) {
-        if (isUnavailableError(error)) throw error;
-        this.logger.warn(`deletion ${deletionId} failed and was rolled back: ${String(error)}`);
-        row = await this.recordFailure(userId, deletionId, error);
-      }
+      // Only step 1 waits its turn: it is what holds a connection behind the clock lock.
+      const row = await this.turns(async () =>
+        this.stopping ? ('STOPPING' as const) : this.recordResult(userId, deletionId),
+      );
+      if (row === 'STOPPING') return 'DEFERRED';
       if (!row) return 'ALREADY_FINALIZED';
       await this.faults.afterCascade?.(deletionId);
       await this.logResult(row);
@@ -83,6 +80,18 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
       if (!isUnavailableError(error)) throw error;
       this.logger.warn(`deletion ${deletionId} left to the recovery sweep: ${messageOf(error)}`);
       return 'DEFERRED';
+    }
+  }
+
+  /** Step 1 with its outcome recorded: the cascade's row, or FAILED when the cascade failed (and
+   * rolled back) for a reason other than an unreachable database. */
+  private async recordResult(userId: string, deletionId: number): Promise<SagaRow | null> {
+    try {
+      return await this.runCascade(userId, deletionId);
+    } catch (error) {
+      if (isUnavailableError(error)) throw error;
+      this.logger.warn(`deletion ${deletionId} failed and was rolled back: ${String(error)}`);
+      return this.recordFailure(userId, deletionId, error);
     }
   }
 
@@ -152,7 +161,6 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
     const saga = this.saga;
     for (const row of await saga.unlogged(dataSource)) await this.logResult(row);
     const pending = await saga.pendingWithoutResult(dataSource);
-    for (const row of pending)
-      if ((await run(row.user_id, Number(row.deletion_id))) === 'DEFERRED') return;
+    for (const row of pending) if ((await run(row.user_id, Number(row.deletion_id))) === 'DEFERRED') return;
   }
 }
