@@ -104,7 +104,7 @@ export const configSchema = z.object({
   KAFKA_SESSION_TIMEOUT: timer.default('30s'),
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTION_VERSION: int(1, 9999).default(1),
-  PROJECTOR_BATCH_SIZE: int(1, 100_000).default(2000),
+  PROJECTOR_BATCH_SIZE: int(1, 100_000).default(8000),
   /** Deletions the saga finalizes at once. Each holds a pooled connection while it waits for its
    * user's clock lock, which a projector transaction holds until it commits. */
   DELETION_SAGA_CONCURRENCY: int(1, 1000).default(2),

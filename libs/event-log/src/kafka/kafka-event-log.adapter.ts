@@ -60,14 +60,14 @@ export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH_MESSAGES = 5000;
 
-/** What a fetch asks of each partition: about a projector's batch of the usual events (2,000 of a
- * few hundred bytes), so that a fetch of a log far ahead (16 MiB in all) brings the next batch of
- * up to 16 partitions and the projector's transactions run 4 at a time. Kafka fills a fetch
- * partition by partition: asking 8 MiB of each, two partitions filled it, and a catch-up ran one or
- * two transactions at once. A record batch larger than this still comes whole when its partition is
- * the first of a fetch that has data (Kafka's rule, KIP-74); kafkajs shuffles a fetch's partitions,
- * so a waiting partition is first with a chance of one in the partitions with data, each fetch. */
-const FETCH_BYTES_PER_PARTITION = 1024 * 1024;
+/** What a fetch asks of each partition: about a projector's batch of the usual events (8,000 of a
+ * few hundred bytes), so that a fetch of a log far ahead (16 MiB in all) brings the next batch of 4
+ * partitions and the projector's transactions run 4 at a time. Kafka fills a fetch partition by
+ * partition: asking 8 MiB of each, two partitions filled it, and a catch-up ran one or two
+ * transactions at once. A record batch larger than this still comes whole when its partition is the
+ * first of a fetch that has data (Kafka's rule, KIP-74); kafkajs shuffles a fetch's partitions, so a
+ * waiting partition is first with a chance of one in the partitions with data, each fetch. */
+const FETCH_BYTES_PER_PARTITION = 4 * 1024 * 1024;
 
 /** How often the client retries a request the cluster failed, with backoff, before giving up. */
 const RETRIES = 5;

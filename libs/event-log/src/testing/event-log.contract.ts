@@ -430,9 +430,9 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
       });
 
       it('hands the largest events over to a consumer and a reader among many small ones in every partition', async () => {
-        // A Kafka fetch asks each partition for less than one of these events: one comes only when its
-        // partition is the first of a fetch that has data, here while other partitions still hold
-        // small events behind and after it.
+        // A Kafka fetch asks each partition for about three of these events (4 MiB) and for 16 MiB in
+        // all: a partition's share of a fetch ends at or within one of them, here while other
+        // partitions still hold small events behind and after it.
         const small = (count: number) => newUsers(count).map((user) => deletionRequested(user));
         const large = newUsers(6).map((user) => envelopeFor(largestAddRequest(user)));
         const before = small(20_000);
