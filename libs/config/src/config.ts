@@ -105,7 +105,7 @@ export const configSchema = z.object({
   PROJECTOR_GROUP: z.string().min(1).default('castlog-projector'),
   PROJECTION_VERSION: int(1, 9999).default(1),
   PROJECTOR_BATCH_SIZE: int(1, 100_000).default(8000),
-  /** Deletions the saga finalizes at once. Each holds a pooled connection while it waits for its
+  /** Cascades the deletion saga runs at once. Each holds a pooled connection while it waits for its
    * user's clock lock, which a projector transaction holds until it commits. */
   DELETION_SAGA_CONCURRENCY: int(1, 1000).default(2),
   READ_YOUR_WRITES_TIMEOUT: timer.default('5s'),
