@@ -44,11 +44,12 @@ export interface ConsumeOptions {
   readonly group: string;
   /** Where to start an assigned partition: the next offset the caller has not applied. */
   readonly startFrom: (partition: number) => Promise<number>;
-  /** Applies one batch; the consumer moves past it only when this resolves. A rejection is
-   * reported to `onError` and the consumer retries with capped backoff — the same records again,
-   * or from `startFrom` — until the handler succeeds or the consumer is stopped: nothing is
-   * skipped, and a handler that applies each record exactly once (by its stored position) sees
-   * every record applied once, in order. */
+  /** Applies one batch; the partition's next batch is handed over only once this resolves (a
+   * consumer far behind may fetch it meanwhile, and hand over other partitions' batches). A
+   * rejection is reported to `onError` and the consumer retries with capped backoff — the same
+   * records again, or from `startFrom` — until the handler succeeds or the consumer is stopped:
+   * nothing is skipped, and a handler that applies each record exactly once (by its stored
+   * position) sees every record applied once, in order. */
   readonly handle: (batch: LogBatch) => Promise<void>;
   readonly maxBatchSize?: number;
   /** Every failure the consumer recovers from: of the handler, of `startFrom`, of the log itself. */
@@ -62,7 +63,7 @@ export interface ConsumeOptions {
 /** A consumer keeps running through failures of its handler and of the log's connections until
  * stopped. */
 export interface RunningConsumer {
-  /** Stops after the batch in hand has been handled. */
+  /** Stops once the batches in hand have been handled (a batch not yet begun is not). */
   stop(): Promise<void>;
 }
 

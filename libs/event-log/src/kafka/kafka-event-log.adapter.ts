@@ -69,6 +69,42 @@ const MAX_BATCH_MESSAGES = 5000;
  * waiting partition is first with a chance of one in the partitions with data, each fetch. */
 const FETCH_BYTES_PER_PARTITION = 4 * 1024 * 1024;
 
+/** Batches a consumer holds fetched but not yet handled, beyond which it waits for its batches
+ * before fetching again: two fetches of a log far ahead (16 MiB, the next batch of 4 partitions). */
+const FETCHED_AHEAD = 8;
+
+/** The batches a consumer has fetched and handed over, not yet handled: each partition's run one
+ * after another, in the order fetched. */
+class HandingOver {
+  private readonly last = new Map<number, Promise<void>>();
+  private readonly pending = new Set<Promise<void>>();
+
+  /** Batches not yet handled. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Runs `handle` once the partition's batches before it are handled: answers that wait
+   * (`previous`, none when there is nothing before it) and the batch's own (`handled`). `handle`
+   * must not reject. */
+  add(partition: number, handle: () => Promise<void>): { previous?: Promise<void>; handled: Promise<void> } {
+    const previous = this.last.get(partition);
+    const handled = previous ? previous.then(handle) : handle();
+    this.last.set(partition, handled);
+    this.pending.add(handled);
+    const forget = () => {
+      this.pending.delete(handled);
+      if (this.last.get(partition) === handled) this.last.delete(partition);
+    };
+    handled.then(forget, forget);
+    return { previous, handled };
+  }
+
+  settled(): Promise<unknown> {
+    return Promise.allSettled(this.pending);
+  }
+}
+
 /** How often the client retries a request the cluster failed, with backoff, before giving up. */
 const RETRIES = 5;
 
@@ -300,8 +336,11 @@ export class KafkaEventLog implements EventLog {
     const failures = new ConsumerFailures(options);
     let current: Consumer | undefined;
     let replacing: Promise<unknown> | undefined;
+    // Shared by a consumer and its replacements: a partition's batches are handled one after
+    // another, in offset order, whichever consumer fetched them.
+    const handing = new HandingOver();
     const start = async () => {
-      current = await this.startConsumer(options, failures, stopped.signal, replace);
+      current = await this.startConsumer(options, failures, stopped.signal, replace, handing);
     };
     const replace = () => {
       if (stopped.signal.aborted || replacing) return;
@@ -316,10 +355,53 @@ export class KafkaEventLog implements EventLog {
       stopped.abort();
       await replacing;
       await current?.disconnect();
+      await handing.settled();
       this.stops.delete(stop);
     };
     this.stops.add(stop);
     return { stop };
+  }
+
+  /** Hands a fetched batch of `partition` to the handler, in slices of at most `maxBatchSize`
+   * records, each retried with capped backoff until it succeeds, while the batch is current (its
+   * consumer running, no seek pending for its partition, not stopped). Never rejects: it may run
+   * after its `eachBatch` has returned. */
+  private async handOver(
+    options: ConsumeOptions,
+    failures: ConsumerFailures,
+    stopped: AbortSignal,
+    partition: number,
+    messages: readonly KafkaMessage[],
+    current: () => boolean,
+    heartbeat: () => Promise<void>,
+  ): Promise<void> {
+    const beat = () => heartbeat().catch(() => undefined);
+    const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
+    for (let start = 0; start < messages.length; start += max) {
+      if (!current()) return;
+      const slice = messages.slice(start, start + max);
+      for (const backoff = new Backoff(); ;) {
+        try {
+          await options.handle({
+            partition,
+            records: slice.map((message) => this.toRecord(partition, message)),
+          });
+          failures.cleared(batchOf(partition));
+          break;
+        } catch (error) {
+          failures.failed(batchOf(partition), error);
+          const delayMs = backoff.next();
+          this.log(
+            'warn',
+            `${options.group}, partition ${partition}: batch failed (${messageOf(error)}); ` +
+              `retrying in ${Math.round(delayMs)} ms`,
+          );
+          await heartbeatWhile(pause(delayMs, stopped), beat);
+          if (!current()) return;
+        }
+      }
+      await beat();
+    }
   }
 
   private async startConsumer(
@@ -327,6 +409,7 @@ export class KafkaEventLog implements EventLog {
     failures: ConsumerFailures,
     stopped: AbortSignal,
     dead: () => void,
+    handing: HandingOver,
   ): Promise<Consumer> {
     const sessionTimeout = this.options.sessionTimeoutMs ?? 30_000;
     const consumer = this.kafka.consumer({
@@ -398,36 +481,19 @@ export class KafkaEventLog implements EventLog {
         }) => {
           const current = () => isRunning() && !isStale() && !stopped.aborted;
           await heartbeatWhile(seeks.get(batch.partition), heartbeat);
-          const max = options.maxBatchSize ?? Number.MAX_SAFE_INTEGER;
-          for (let start = 0; start < batch.messages.length; start += max) {
-            if (!current()) return;
-            const slice = batch.messages.slice(start, start + max);
-            const logBatch: LogBatch = {
-              partition: batch.partition,
-              records: slice.map((message) => this.toRecord(batch.partition, message)),
-            };
-            for (const backoff = new Backoff(); ;) {
-              try {
-                await options.handle(logBatch);
-                failures.cleared(batchOf(batch.partition));
-                break;
-              } catch (error) {
-                failures.failed(batchOf(batch.partition), error);
-                const delayMs = backoff.next();
-                this.log(
-                  'warn',
-                  `${options.group}, partition ${batch.partition}: batch failed (${messageOf(error)}); ` +
-                    `retrying in ${Math.round(delayMs)} ms`,
-                );
-                await heartbeatWhile(pause(delayMs, stopped), heartbeat);
-                if (!current()) return;
-              }
-            }
-            const last = slice[slice.length - 1];
-            if (last) resolveOffset(last.offset);
-            await heartbeat();
-            await commitOffsetsIfNecessary();
-          }
+          const { partition } = batch;
+          const { previous, handled } = handing.add(partition, () =>
+            this.handOver(options, failures, stopped, partition, batch.messages, current, heartbeat),
+          );
+          // A partition with more records behind this batch is far behind: its next batch is
+          // fetched while this one is handled (kafkajs fetches again only once every batch of a
+          // fetch is done), within FETCHED_AHEAD batches in all. A partition at its end waits for
+          // its batch, so that what arrives meanwhile comes together in the next one.
+          const ahead = batch.offsetLag() !== '0' && handing.size <= FETCHED_AHEAD;
+          await heartbeatWhile(ahead ? previous : handled, heartbeat);
+          const last = batch.messages[batch.messages.length - 1];
+          if (last) resolveOffset(last.offset);
+          await commitOffsetsIfNecessary();
         },
       });
     } catch (error) {
