@@ -10,14 +10,12 @@ const USERS = 600;
 const FEEDS_PER_USER = 40;
 /** One event in 20 a DELETE: thousands of deletions, hundreds in each of the catch-up's batches. */
 const DELETE_EVERY = 20;
-/** A small pool: the catch-up's transactions (one per partition) leave a few connections over. */
-const POOL_SIZE = 6;
 
 /** pino's numeric level of `error`. */
 const ERROR_LEVEL = 50;
 
 /** A projector catching up with a backlog that holds thousands of deletions, with large batches and
- * a small pool: each applied deletion starts the saga, whose cascade waits for its user's clock lock
+ * the default pool (DATABASE_POOL_SIZE, 10): each applied deletion starts the saga, whose cascade waits for its user's clock lock
  * while the catch-up's next transaction holds it. The saga must not take the pool from the
  * projector, the recovery sweep and readiness: the projector logs no error, readiness always gets
  * an answer from the read model, and every deletion ends finalized. The projector is the built app
@@ -48,7 +46,6 @@ describe('a projector catching up through thousands of deletions', () => {
     projector = startChild(
       'projector',
       childProjectorEnv(app, {
-        DATABASE_POOL_SIZE: String(POOL_SIZE),
         PROJECTOR_BATCH_SIZE: '8000',
         LOG_LEVEL: 'warn',
         PORT: String(port),
