@@ -491,8 +491,10 @@ export class KafkaEventLog implements EventLog {
           // its batch, so that what arrives meanwhile comes together in the next one.
           const ahead = batch.offsetLag() !== '0' && handing.size <= FETCHED_AHEAD;
           await heartbeatWhile(ahead ? previous : handled, heartbeat);
+          // A batch no longer current (a seek pending for its partition, the consumer stopping)
+          // leaves the fetch position where it was: the seek, or the next start, decides it.
           const last = batch.messages[batch.messages.length - 1];
-          if (last) resolveOffset(last.offset);
+          if (last && current()) resolveOffset(last.offset);
           await commitOffsetsIfNecessary();
         },
       });
