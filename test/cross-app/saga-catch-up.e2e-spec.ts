@@ -15,8 +15,8 @@ const DELETE_EVERY = 20;
 const ERROR_LEVEL = 50;
 
 /** A projector catching up with a backlog that holds thousands of deletions, with large batches and
- * the default pool (DATABASE_POOL_SIZE, 10): each applied deletion starts the saga, whose cascade waits for its user's clock lock
- * while the catch-up's next transaction holds it. The saga must not take the pool from the
+ * the default pool (DATABASE_POOL_SIZE, 10): each applied deletion starts the saga, whose cascade
+ * waits for its user's clock lock while the catch-up's next transaction holds it. The saga must not take the pool from the
  * projector, the recovery sweep and readiness: the projector logs no error, readiness always gets
  * an answer from the read model, and every deletion ends finalized. The projector is the built app
  * (`npm run build`). */

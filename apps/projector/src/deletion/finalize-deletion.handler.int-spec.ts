@@ -236,16 +236,22 @@ describe('FinalizeDeletionHandler', () => {
       new Promise<false>((resolve) => setTimeout(() => resolve(false), ms)),
     ]);
 
-  it('runs at most DELETION_SAGA_CONCURRENCY cascades at once while their users are locked, leaving the pool to others', async () => {
+  /** `count` pending deletions whose users' clocks another connection holds, each being finalized
+   * by `saga` at once. */
+  const finalizingBehindLocks = async (count: number, saga: FinalizeDeletionHandler) => {
     const deletions: { userId: string; deletionId: number }[] = [];
-    for (let i = 0; i < 6; i += 1) deletions.push(await pendingDeletion());
+    for (let i = 0; i < count; i += 1) deletions.push(await pendingDeletion());
     const locks = await holdClocks(deletions.map(({ userId }) => userId));
-    const saga = handler({}, 2);
     const results = Promise.all(
       deletions.map(({ userId, deletionId }) =>
         saga.execute(new FinalizeDeletionCommand(userId, deletionId)),
       ),
     );
+    return { deletions, locks, results };
+  };
+
+  it('runs at most DELETION_SAGA_CONCURRENCY cascades at once while their users are locked, leaving the pool to others', async () => {
+    const { deletions, locks, results } = await finalizingBehindLocks(6, handler({}, 2));
     try {
       await poll('cascades waiting for their clock locks', async () => (await locks.waiting()) >= 2, {
         timeoutMs: 20_000,
@@ -263,15 +269,8 @@ describe('FinalizeDeletionHandler', () => {
   });
 
   it('stopping, lets the finalization under way end and leaves the waiting ones pending for the sweep', async () => {
-    const deletions: { userId: string; deletionId: number }[] = [];
-    for (let i = 0; i < 3; i += 1) deletions.push(await pendingDeletion());
-    const locks = await holdClocks(deletions.map(({ userId }) => userId));
     const saga = handler({}, 1);
-    const results = Promise.all(
-      deletions.map(({ userId, deletionId }) =>
-        saga.execute(new FinalizeDeletionCommand(userId, deletionId)),
-      ),
-    );
+    const { deletions, locks, results } = await finalizingBehindLocks(3, saga);
     let stopped: Promise<void>;
     try {
       await poll('a cascade waiting for its clock lock', async () => (await locks.waiting()) >= 1, {
