@@ -139,7 +139,9 @@ describe('embedded mode under PostgreSQL faults', () => {
     }
     // Readiness names the dependency itself, well before the request deadline would answer for it.
     const readiness = answers.at(-1)?.body.message;
-    expect(readiness).toMatch(/(read model|event log): no answer within 2000 ms| down for \d+ s \(/);
+    expect(readiness).toMatch(
+      /(read model|event log): no (answer|connection) within 2000 ms| down for \d+ s \(/,
+    );
     expect(readiness).not.toMatch(/no answer within 6000 ms/);
     const seconds = await recovery('a write to be acknowledged after PostgreSQL answered again');
     console.log(

@@ -165,3 +165,41 @@ export async function inTransaction<T>(
     client.release(broken);
   }
 }
+
+/** The pool under a data source now: how many connections it may open, how many are handed out,
+ * and how many queries wait for one. */
+export interface PoolUse {
+  readonly size: number;
+  readonly inUse: number;
+  readonly waiting: number;
+}
+
+export const poolUse = (dataSource: DataSource): PoolUse => {
+  const pool = poolOf(dataSource);
+  return {
+    size: pool.options.max ?? 10,
+    inUse: pool.totalCount - pool.idleCount,
+    waiting: pool.waitingCount,
+  };
+};
+
+/** `work` on one client of the data source's pool, released after it (discarded when a query
+ * failed, as pg's own `pool.query` does); `connected` is called once the pool has handed the client
+ * over, so that a caller can tell waiting for a connection from waiting for an answer. */
+export async function onPooledClient<T>(
+  dataSource: DataSource,
+  work: (sql: Sql) => Promise<T>,
+  connected?: () => void,
+): Promise<T> {
+  const client = await poolOf(dataSource).connect();
+  connected?.();
+  let failure: Error | undefined;
+  try {
+    return await work({ query: async (text, params) => (await client.query(text, params)).rows });
+  } catch (error) {
+    failure = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.release(failure);
+  }
+}

@@ -9,10 +9,13 @@ import { ProjectionStatus } from './projection-status';
 
 const never = () => new Promise<never>(() => undefined);
 
-/** A controller whose read model answers its queries with `query` and whose event log answers its
- * end offsets with `endOffsets`, through the process's own ProjectionStatus. */
+/** A controller whose read model answers its queries with `query` (on a connection its pool hands
+ * over at once) and whose event log answers its end offsets with `endOffsets`, through the
+ * process's own ProjectionStatus. */
 function controllerWith(query: () => Promise<unknown>, endOffsets: () => Promise<Map<number, number>>) {
-  const database = { schema: 'castlog', dataSource: { query } } as unknown as Database;
+  const client = { query: async () => ({ rows: await query() }), release: () => undefined };
+  const pool = { connect: async () => client };
+  const database = { schema: 'castlog', dataSource: { driver: { master: pool } } } as unknown as Database;
   const eventLog = { endOffsets } as unknown as EventLog;
   const config = loadConfig({});
   const status = new ProjectionStatus(config, database, eventLog, {

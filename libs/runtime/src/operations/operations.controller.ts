@@ -16,15 +16,14 @@ const unavailable = (reason: string) =>
  * timeout rather than by the probe giving up. */
 export const READINESS_CHECK_MS = 2_000;
 
+const NO_ANSWER = `no answer within ${READINESS_CHECK_MS} ms`;
+
 /** `check`'s result, or its failure: an error of its own, or one saying it took over
- * READINESS_CHECK_MS. */
-async function withinCheckTime<T>(check: () => Promise<T>): Promise<T> {
+ * READINESS_CHECK_MS (`late` words it, at that moment). */
+async function withinCheckTime<T>(check: () => Promise<T>, late = () => NO_ANSWER): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`no answer within ${READINESS_CHECK_MS} ms`)),
-      READINESS_CHECK_MS,
-    );
+    timer = setTimeout(() => reject(new Error(late())), READINESS_CHECK_MS);
   });
   try {
     return await Promise.race([check(), deadline]);
@@ -78,7 +77,7 @@ export class OperationsController {
     // Each dependency asked alone and both at once, so that a probe names each that fails (and only
     // those), in one check's time.
     const [applied, end] = await Promise.allSettled([
-      withinCheckTime(() => this.status.applied()),
+      this.readModelOffsets(),
       withinCheckTime(() => this.status.logEnd()),
     ]);
     if (applied.status === 'rejected' || end.status === 'rejected') {
@@ -91,6 +90,24 @@ export class OperationsController {
       throw unavailable(`projection is ${worst} events behind`);
     }
     return { status: 'ok', projection_version: this.status.versions()[0]?.version, projection_lag: worst };
+  }
+
+  /** The read model's stored offsets, within the check time. A check still waiting for a
+   * connection then says so, with the pool's use, which tells a pool taken by the process's own
+   * work from a PostgreSQL that does not answer. */
+  private readModelOffsets(): Promise<Map<number, number>> {
+    let connected = false;
+    return withinCheckTime(
+      () => this.status.applied(undefined, () => (connected = true)),
+      () => {
+        if (connected) return NO_ANSWER;
+        const { size, inUse, waiting } = this.status.pool();
+        return (
+          `no connection within ${READINESS_CHECK_MS} ms ` +
+          `(pool: ${inUse} of ${size} in use, ${waiting} ${waiting === 1 ? 'query' : 'queries'} waiting)`
+        );
+      },
+    );
   }
 
   @Get('metrics')

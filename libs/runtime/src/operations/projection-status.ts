@@ -4,6 +4,9 @@ import {
   ActiveProjection,
   Database,
   DeletionsQuery,
+  onPooledClient,
+  PoolUse,
+  poolUse,
   ProjectionVersion,
   storedOffsets,
 } from '@castlog/read-model';
@@ -39,9 +42,15 @@ export class ProjectionStatus {
   }
 
   /** The next offset `schema` (default: the version serving reads) will apply, per partition it
-   * has applied any of: asks the read model alone. */
-  applied(schema = this.readModel.schema): Promise<Map<number, number>> {
-    return storedOffsets(this.database.dataSource, schema);
+   * has applied any of: asks the read model alone; `connected` once the pool has given it a
+   * connection. */
+  applied(schema = this.readModel.schema, connected?: () => void): Promise<Map<number, number>> {
+    return onPooledClient(this.database.dataSource, (sql) => storedOffsets(sql, schema), connected);
+  }
+
+  /** The database pool now: its size, connections handed out, queries waiting for one. */
+  pool(): PoolUse {
+    return poolUse(this.database.dataSource);
   }
 
   deletionsByStatus(): Promise<Map<string, number>> {
