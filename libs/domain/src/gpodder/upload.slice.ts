@@ -82,88 +82,119 @@ const reachedBy = (state: UserSubscriptions, normalized: string, holders: Holder
   return [...reached.values()].sort(byId);
 };
 
-const unsubscribed = (subscription: Subscription, now: Instant): Change =>
-  saved({ ...subscription, isSubscribed: false, subscriptionChanged: now });
+/** One upload being decided: the changes so far, the state they make, who holds each URL, and
+ * the URLs to report back to the client. */
+class UploadRun {
+  readonly changes: Change[] = [];
+  readonly draft: Draft;
+  readonly holders: Holders;
+  readonly updateUrls = new Map<string, string>();
+  /** Each added URL as sent, with the subscription it landed on. */
+  readonly landed: [sent: string, subscriptionId: Guid][] = [];
+  /** The subscriptions the upload adds: no removal or replacement in it takes them away. */
+  readonly kept = new Set<Guid>();
+
+  constructor(
+    state: UserSubscriptions,
+    readonly now: Instant,
+  ) {
+    this.draft = new Draft(state);
+    this.holders = new Holders(state);
+  }
+
+  apply(more: readonly Change[]): void {
+    this.changes.push(...more);
+    this.draft.apply(more);
+    for (const change of more)
+      if (change.kind === 'SubscriptionSaved') this.holders.save(change.subscription);
+  }
+
+  unsubscribe(subscription: Subscription): void {
+    this.apply([saved({ ...subscription, isSubscribed: false, subscriptionChanged: this.now })]);
+  }
+}
+
+/** Each added URL is a POST item: matched, reinstated or created, with the OPA rules. Decision: a
+ * URL of a feed the user holds subscribed already changes nothing. gpodder.net clients upload
+ * their whole set again (a simple-API PUT always does), and a change there would show every feed
+ * to every device again. */
+const addUrls = (run: UploadRun, add: readonly AddItem[]): void => {
+  for (const item of add) {
+    const held = heldSubscribed(run.draft.state, run.holders, item);
+    if (held !== undefined) {
+      run.landed.push([checkFeedUrl(item.feedUrl).feedUrl, held.id]);
+      continue;
+    }
+    const decided = decideItem(run.draft.state, item, run.now);
+    if (decided.kind === 'failed') {
+      run.updateUrls.set(decided.item.feedUrl, '');
+      continue;
+    }
+    run.apply(decided.changes);
+    run.landed.push([checkFeedUrl(item.feedUrl).feedUrl, decided.subscriptionId]);
+  }
+  // What the upload adds stays: the subscriptions its URLs landed on and every other one holding
+  // one of its URLs now.
+  for (const [, id] of run.landed) run.kept.add(id);
+  for (const [sent] of run.landed) {
+    for (const holder of run.holders.of(normalizeFeedUrl(sent))) run.kept.add(holder.id);
+  }
+};
+
+/** A removed URL unsubscribes every subscription it reaches; a URL nothing holds changes nothing. */
+const removeUrls = (run: UploadRun, remove: readonly unknown[]): void => {
+  for (const url of remove) {
+    const checked = checkFeedUrl(url);
+    if (!checked.ok) {
+      run.updateUrls.set(checked.feedUrl, '');
+      continue;
+    }
+    for (const match of reachedBy(run.draft.state, checked.normalized, run.holders)) {
+      // Decision: an older URL of a feed this upload adds does not take it away again; only the
+      // same URL in both lists is refused (conflictingUrl), and an alias is read as the add's.
+      if (run.kept.has(match.id)) continue;
+      if (match.feedUrl !== checked.feedUrl) run.updateUrls.set(checked.feedUrl, match.feedUrl);
+      const current = requireSubscription(run.draft.state, match.id);
+      if (current.isSubscribed) run.unsubscribe(current);
+    }
+  }
+};
+
+/** A replacing upload unsubscribes every subscription no added URL reached, in the order of their
+ * ids: the changes are the same whatever order the state was loaded in. */
+const unsubscribeTheRest = (run: UploadRun): void => {
+  const all = [...run.draft.state.subscriptions.values()].sort(byId);
+  for (const subscription of all) {
+    if (run.kept.has(subscription.id) || !subscription.isSubscribed) continue;
+    if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
+    run.unsubscribe(subscription);
+  }
+};
+
+/** A URL stored in another spelling is reported with the spelling the client should use. */
+const reportSpellings = (run: UploadRun): void => {
+  for (const [sent, id] of run.landed) {
+    const stored = requireSubscription(run.draft.state, id).feedUrl;
+    if (stored !== sent) run.updateUrls.set(sent, stored);
+  }
+};
 
 export const decideUpload = (
   state: UserSubscriptions,
   event: GpodderUploadRequested,
   now: Instant,
 ): DecisionOf<GpodderUploadRequested> => {
-  const changes: Change[] = [];
-  const draft = new Draft(state);
-  const holders = new Holders(state);
-  const apply = (more: readonly Change[]): void => {
-    changes.push(...more);
-    draft.apply(more);
-    for (const change of more) if (change.kind === 'SubscriptionSaved') holders.save(change.subscription);
-  };
-  apply(deviceUsed(state, event.deviceId));
-
-  // Each added URL is a POST item: matched, reinstated or created, with the OPA rules. Decision:
-  // a URL of a feed the user holds subscribed already changes nothing. gpodder.net clients upload
-  // their whole set again (a simple-API PUT always does), and a change there would show every feed
-  // to every device again.
-  const updateUrls = new Map<string, string>();
-  const landed: [sent: string, subscriptionId: Guid][] = [];
-  for (const item of event.add) {
-    const held = heldSubscribed(draft.state, holders, item);
-    if (held !== undefined) {
-      landed.push([checkFeedUrl(item.feedUrl).feedUrl, held.id]);
-      continue;
-    }
-    const decided = decideItem(draft.state, item, now);
-    if (decided.kind === 'failed') {
-      updateUrls.set(decided.item.feedUrl, '');
-      continue;
-    }
-    apply(decided.changes);
-    landed.push([checkFeedUrl(item.feedUrl).feedUrl, decided.subscriptionId]);
-  }
-  // What the upload adds stays: the subscriptions its URLs landed on and every other one holding
-  // one of its URLs now.
-  const kept = new Set(landed.map(([, id]) => id));
-  for (const [sent] of landed) for (const holder of holders.of(normalizeFeedUrl(sent))) kept.add(holder.id);
-
-  // A removed URL unsubscribes every subscription it reaches; a URL nothing holds changes nothing.
-  for (const url of event.remove) {
-    const checked = checkFeedUrl(url);
-    if (!checked.ok) {
-      updateUrls.set(checked.feedUrl, '');
-      continue;
-    }
-    for (const match of reachedBy(draft.state, checked.normalized, holders)) {
-      // Decision: an older URL of a feed this upload adds does not take it away again; only the
-      // same URL in both lists is refused (conflictingUrl), and an alias is read as the add's.
-      if (kept.has(match.id)) continue;
-      if (match.feedUrl !== checked.feedUrl) updateUrls.set(checked.feedUrl, match.feedUrl);
-      const current = requireSubscription(draft.state, match.id);
-      if (current.isSubscribed) apply([unsubscribed(current, now)]);
-    }
-  }
-
-  // A replacing upload unsubscribes every subscription no added URL reached, in the order of their
-  // ids: the changes are the same whatever order the state was loaded in.
-  if (event.replace === true) {
-    const all = [...draft.state.subscriptions.values()].sort(byId);
-    for (const subscription of all) {
-      if (kept.has(subscription.id) || !subscription.isSubscribed) continue;
-      if (subscription.mergedInto !== null || subscription.deleted !== null) continue;
-      apply([unsubscribed(subscription, now)]);
-    }
-  }
-
-  // A URL stored in another spelling is reported with the spelling the client should use.
-  const current = draft.state;
-  for (const [sent, id] of landed) {
-    const stored = requireSubscription(current, id).feedUrl;
-    if (stored !== sent) updateUrls.set(sent, stored);
-  }
-  const finished = finish(state, changes, now);
+  const run = new UploadRun(state, now);
+  run.apply(deviceUsed(state, event.deviceId));
+  addUrls(run, event.add);
+  removeUrls(run, event.remove);
+  if (event.replace === true) unsubscribeTheRest(run);
+  reportSpellings(run);
+  const finished = finish(state, run.changes, now);
   return {
     outcome: {
       kind: 'Uploaded',
-      updateUrls: [...updateUrls],
+      updateUrls: [...run.updateUrls],
       clock: finished.length > 0 ? now : state.lastInstant,
     },
     changes: finished,

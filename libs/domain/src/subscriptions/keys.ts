@@ -1,4 +1,4 @@
-import { AddItem, DeviceId, Guid, LogEvent, UserId } from '../events/log-event';
+import { AddItem, DeviceId, GpodderUploadRequested, Guid, LogEvent, UserId } from '../events/log-event';
 import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { DomainInvariantError } from './invariant';
 import { Deletion, Device, Subscription, UserSubscriptions } from './subscription';
@@ -26,66 +26,48 @@ export interface BatchKeys {
  * Loading `reach(state, keysOf(events))` for each user is enough for `decide` on those events,
  * whatever the batch holds (keys.spec.ts). */
 export function keysOf(events: readonly LogEvent[]): BatchKeys {
-  const users = new Set<UserId>();
-  const guids: [UserId, Guid][] = [];
-  const feedUrls: [UserId, string][] = [];
-  const deletionIds: [UserId, number][] = [];
-  const deviceIds: [UserId, DeviceId][] = [];
-  const wholeUsers = new Set<UserId>();
-  const feedUrl = (userId: UserId, value: unknown): void => {
-    const checked = checkFeedUrl(value);
-    if (checked.ok) feedUrls.push([userId, checked.normalized]);
-  };
-  const guid = (userId: UserId, value: unknown): void => {
-    if (isGuid(value)) guids.push([userId, normalizeGuid(value)]);
-  };
-  // An item reaches by its feed_url and guid only when its feed_url passes, as decideItem reads it.
-  const item = (userId: UserId, added: AddItem): void => {
-    const checked = checkFeedUrl(added.feedUrl);
-    if (!checked.ok) return;
-    feedUrls.push([userId, checked.normalized]);
-    guid(userId, added.guid);
-  };
-  for (const event of events) {
+  const keys = new KeyCollector();
+  for (const event of events) keys.collect(event);
+  return keys;
+}
+
+/** Gathers the keys of one batch's events, event by event. */
+class KeyCollector implements BatchKeys {
+  readonly users = new Set<UserId>();
+  readonly guids: [UserId, Guid][] = [];
+  readonly feedUrls: [UserId, string][] = [];
+  readonly deletionIds: [UserId, number][] = [];
+  readonly deviceIds: [UserId, DeviceId][] = [];
+  readonly wholeUsers = new Set<UserId>();
+
+  collect(event: LogEvent): void {
     const { userId } = event;
-    users.add(userId);
+    this.users.add(userId);
     switch (event.type) {
       case 'SubscriptionsAddRequested':
-        for (const added of event.items) item(userId, added);
+        for (const added of event.items) this.item(userId, added);
         break;
       case 'SubscriptionUpdateRequested':
-        guid(userId, event.guid);
-        guid(userId, event.newGuid);
-        if (event.newFeedUrl !== undefined) feedUrls.push([userId, normalizeFeedUrl(event.newFeedUrl)]);
+        this.guid(userId, event.guid);
+        this.guid(userId, event.newGuid);
+        if (event.newFeedUrl !== undefined) this.feedUrls.push([userId, normalizeFeedUrl(event.newFeedUrl)]);
         break;
       case 'DeletionRequested':
-        guid(userId, event.guid);
+        this.guid(userId, event.guid);
         break;
       case 'DeletionCompleted':
       case 'DeletionFailed':
-        deletionIds.push([userId, event.deletionId]);
+        this.deletionIds.push([userId, event.deletionId]);
         break;
       case 'DeviceUpdateRequested':
-        deviceIds.push([userId, event.deviceId]);
+        this.deviceIds.push([userId, event.deviceId]);
         break;
       case 'GpodderUploadRequested':
-        deviceIds.push([userId, event.deviceId]);
-        // Added URLs are items: one that carries a guid (the log's schema allows it) reaches by it too.
-        for (const added of event.add) item(userId, added);
-        for (const url of event.remove) feedUrl(userId, url);
-        // A URL reaches every subscription holding it now, and two can hold one URL (a POST item
-        // matched by guid, a PATCH new_feed_url) while the read model indexes only the last to take
-        // it: an upload that adds or removes a URL reaches the whole user, as a replacing one does.
-        if (
-          event.replace === true ||
-          event.add.some((added) => checkFeedUrl(added.feedUrl).ok) ||
-          event.remove.some((url) => checkFeedUrl(url).ok)
-        )
-          wholeUsers.add(userId);
+        this.upload(event);
         break;
       case 'EpisodeActionsUploaded':
         for (const action of event.actions)
-          if (action.device !== undefined) deviceIds.push([userId, action.device]);
+          if (action.device !== undefined) this.deviceIds.push([userId, action.device]);
         break;
       default: {
         const unexpected: never = event;
@@ -93,7 +75,40 @@ export function keysOf(events: readonly LogEvent[]): BatchKeys {
       }
     }
   }
-  return { users, guids, feedUrls, deletionIds, deviceIds, wholeUsers };
+
+  private upload(event: GpodderUploadRequested): void {
+    const { userId } = event;
+    this.deviceIds.push([userId, event.deviceId]);
+    // Added URLs are items: one that carries a guid (the log's schema allows it) reaches by it too.
+    for (const added of event.add) this.item(userId, added);
+    for (const url of event.remove) this.feedUrl(userId, url);
+    // A URL reaches every subscription holding it now, and two can hold one URL (a POST item
+    // matched by guid, a PATCH new_feed_url) while the read model indexes only the last to take
+    // it: an upload that adds or removes a URL reaches the whole user, as a replacing one does.
+    if (
+      event.replace === true ||
+      event.add.some((added) => checkFeedUrl(added.feedUrl).ok) ||
+      event.remove.some((url) => checkFeedUrl(url).ok)
+    )
+      this.wholeUsers.add(userId);
+  }
+
+  private feedUrl(userId: UserId, value: unknown): void {
+    const checked = checkFeedUrl(value);
+    if (checked.ok) this.feedUrls.push([userId, checked.normalized]);
+  }
+
+  private guid(userId: UserId, value: unknown): void {
+    if (isGuid(value)) this.guids.push([userId, normalizeGuid(value)]);
+  }
+
+  /** An item reaches by its feed_url and guid only when its feed_url passes, as decideItem reads it. */
+  private item(userId: UserId, added: AddItem): void {
+    const checked = checkFeedUrl(added.feedUrl);
+    if (!checked.ok) return;
+    this.feedUrls.push([userId, checked.normalized]);
+    this.guid(userId, added.guid);
+  }
 }
 
 /** The part of one user's state that the user's keys reach, which is what a loader loads: the

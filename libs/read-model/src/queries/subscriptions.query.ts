@@ -64,8 +64,40 @@ export class SubscriptionsQuery {
    * shown; `guid` is the guid the subscription had at `since` (its first without), `newGuid` its
    * latest guid, following merges. `total` counts every one, whichever page. */
   async list(userId: string, since: Instant | null, request: PageRequest): Promise<SubscriptionPage> {
-    const { page, perPage, after } = request;
     const s = quoteIdent(this.readModel.schema);
+    const { rows, next } = await this.page(s, userId, since, request);
+    const total = await this.totalOf(s, userId, since, request, rows);
+    const latest = await this.latestGuids(
+      s,
+      userId,
+      rows.filter((row) => row.merged_into !== null).map((row) => row.id),
+    );
+    return {
+      total,
+      ...(next ? { next } : {}),
+      items: rows.map((row) => {
+        const newest = latest.get(row.id) ?? row.latest_guid;
+        return {
+          feedUrl: row.feed_url,
+          guid: row.shown_guid,
+          isSubscribed: row.is_subscribed,
+          subscriptionChanged: Number(row.subscription_changed),
+          guidChanged: num(row.guid_changed),
+          newGuid: newest === row.shown_guid ? null : newest,
+          deleted: num(row.deleted),
+        };
+      }),
+    };
+  }
+
+  /** One page of rows, each with the guid shown for `since` and the count of all; `next` is where
+   * the following page starts, when one follows. */
+  private async page(
+    s: string,
+    userId: string,
+    since: Instant | null,
+    { page, perPage, after }: PageRequest,
+  ): Promise<{ rows: Row[]; next?: { changeTime: Instant; guid: string } }> {
     const shownGuid =
       since === null
         ? 'sub.id'
@@ -95,39 +127,25 @@ export class SubscriptionsQuery {
     );
     const rows = fetched.slice(0, perPage);
     const last = rows.at(-1);
-    const next =
-      fetched.length > perPage && last
-        ? { changeTime: Number(last.change_time), guid: last.shown_guid }
-        : undefined;
-    let total = Number(rows[0]?.total ?? 0);
-    if (rows.length === 0 && (page > 1 || after)) {
-      const [count] = await this.dataSource.query(
-        `SELECT count(*) AS total FROM ${s}.subscriptions WHERE user_id = $1 AND ($2::bigint IS NULL OR change_time > $2::bigint)`,
-        [userId, since],
-      );
-      total = Number(count?.total ?? 0);
-    }
-    const latest = await this.latestGuids(
-      s,
-      userId,
-      rows.filter((row) => row.merged_into !== null).map((row) => row.id),
+    if (fetched.length <= perPage || !last) return { rows };
+    return { rows, next: { changeTime: Number(last.change_time), guid: last.shown_guid } };
+  }
+
+  /** The count of every subscription changed after `since`: from the page's rows, or counted
+   * alone when a page past the first came back empty. */
+  private async totalOf(
+    s: string,
+    userId: string,
+    since: Instant | null,
+    { page, after }: PageRequest,
+    rows: readonly Row[],
+  ): Promise<number> {
+    if (rows.length > 0 || (page <= 1 && !after)) return Number(rows[0]?.total ?? 0);
+    const [count] = await this.dataSource.query(
+      `SELECT count(*) AS total FROM ${s}.subscriptions WHERE user_id = $1 AND ($2::bigint IS NULL OR change_time > $2::bigint)`,
+      [userId, since],
     );
-    return {
-      total,
-      ...(next ? { next } : {}),
-      items: rows.map((row) => {
-        const newest = latest.get(row.id) ?? row.latest_guid;
-        return {
-          feedUrl: row.feed_url,
-          guid: row.shown_guid,
-          isSubscribed: row.is_subscribed,
-          subscriptionChanged: Number(row.subscription_changed),
-          guidChanged: num(row.guid_changed),
-          newGuid: newest === row.shown_guid ? null : newest,
-          deleted: num(row.deleted),
-        };
-      }),
-    };
+    return Number(count?.total ?? 0);
   }
 
   /** For merged subscriptions: the latest guid of the subscription each one finally resolves to.
