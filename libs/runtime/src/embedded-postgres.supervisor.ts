@@ -1,5 +1,5 @@
 import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
-import { Backoff, DependencyHealth, LogFn, pause } from '@castlog/supervision';
+import { DependencyHealth, LogFn, retry } from '@castlog/supervision';
 
 /** How often the server's process is looked at. */
 const CHECK_MS = 500;
@@ -34,30 +34,35 @@ export function superviseEmbeddedPostgres(
     const gone = current;
     log('error', `embedded PostgreSQL (pid ${gone.pid}) exited; restarting it on port ${gone.port}`);
     health.lost(component, new Error(`PostgreSQL (pid ${gone.pid}) exited`));
-    const backoff = new Backoff({ initialMs: 250, maxMs: 8_000 });
-    let failure: unknown;
-    while (backoff.failures < RESTART_ATTEMPTS && !stopped.signal.aborted) {
-      try {
-        // Adopt a server someone else started meanwhile, e.g. an operator's pg_ctl.
-        current =
+    try {
+      // Adopt a server someone else started meanwhile, e.g. an operator's pg_ctl.
+      const restarted = await retry(
+        async () =>
           findRunningPostgres(dataDir) ??
-          (await startEmbeddedPostgres({ dataDir, port: gone.port, detached: true }));
-        health.restored(component);
-        log('info', `embedded PostgreSQL restarted (pid ${current.pid}, port ${current.port})`);
-        return;
-      } catch (error) {
-        failure = error;
-        health.lost(component, error);
-        const delayMs = backoff.next();
-        log('warn', `restarting embedded PostgreSQL failed (attempt ${backoff.failures}): ${String(error)}`);
-        await pause(delayMs, stopped.signal);
-      }
-    }
-    if (!stopped.signal.aborted)
+          (await startEmbeddedPostgres({ dataDir, port: gone.port, detached: true })),
+        {
+          initialMs: 250,
+          maxMs: 8_000,
+          attempts: RESTART_ATTEMPTS,
+          signal: stopped.signal,
+          onFailure: (error, failures) => {
+            health.lost(component, error);
+            log('warn', `restarting embedded PostgreSQL failed (attempt ${failures}): ${String(error)}`);
+          },
+        },
+      );
+      if (!restarted) return;
+      current = restarted;
+      health.restored(component);
+      log('info', `embedded PostgreSQL restarted (pid ${current.pid}, port ${current.port})`);
+    } catch (failure) {
+      if (stopped.signal.aborted) return;
+      health.lost(component, failure);
       options.giveUp(
         `embedded PostgreSQL exited and could not be restarted after ${RESTART_ATTEMPTS} attempts ` +
           `(data directory ${dataDir}): ${String(failure)}`,
       );
+    }
   };
 
   const timer = setInterval(() => {
