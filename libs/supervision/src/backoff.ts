@@ -61,9 +61,18 @@ export interface RetryOptions extends BackoffOptions {
   readonly wait?: (delayMs: number) => Promise<void>;
 }
 
+/** Retry options with nothing that stops retrying early: `retry` then answers the work's result or
+ * rethrows its failure. */
+export type UnstoppableRetryOptions = Omit<RetryOptions, 'signal' | 'wanted'> & {
+  readonly signal?: undefined;
+  readonly wanted?: undefined;
+};
+
 /** Runs `work` until it succeeds, waiting with capped backoff after each failure; answers
  * undefined once `signal` aborts or the work is no longer `wanted`. The one retry loop of the
  * project: see "Retries" in docs/architecture.md. */
+export function retry<T>(work: () => Promise<T>, options: UnstoppableRetryOptions): Promise<T>;
+export function retry<T>(work: () => Promise<T>, options?: RetryOptions): Promise<T | undefined>;
 export async function retry<T>(work: () => Promise<T>, options: RetryOptions = {}): Promise<T | undefined> {
   const { signal, attempts = Number.POSITIVE_INFINITY } = options;
   const backoff = new Backoff(options);
