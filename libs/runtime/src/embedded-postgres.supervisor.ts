@@ -6,6 +6,22 @@ const CHECK_MS = 500;
 /** Restart attempts before giving up; with the backoff they span about half a minute. */
 const RESTART_ATTEMPTS = 8;
 
+/** Adopts a server someone else started meanwhile on `dataDir` (e.g. an operator's pg_ctl), or
+ * starts one on `gone`'s port, with capped backoff; the last attempt's failure rejects, and
+ * `stopped` makes it answer undefined. */
+const startAgain = (
+  gone: RunningPostgres,
+  dataDir: string,
+  stopped: AbortSignal,
+  failed: (error: unknown, attempt: number) => void,
+): Promise<RunningPostgres | undefined> =>
+  retry(
+    async () =>
+      findRunningPostgres(dataDir) ??
+      (await startEmbeddedPostgres({ dataDir, port: gone.port, detached: true })),
+    { initialMs: 250, maxMs: 8_000, attempts: RESTART_ATTEMPTS, signal: stopped, onFailure: failed },
+  );
+
 export interface EmbeddedPostgresSupervisor {
   /** Stops watching, waits for a restart under way, and stops the server. */
   stop(): Promise<void>;
@@ -35,22 +51,10 @@ export function superviseEmbeddedPostgres(
     log('error', `embedded PostgreSQL (pid ${gone.pid}) exited; restarting it on port ${gone.port}`);
     health.lost(component, new Error(`PostgreSQL (pid ${gone.pid}) exited`));
     try {
-      // Adopt a server someone else started meanwhile, e.g. an operator's pg_ctl.
-      const restarted = await retry(
-        async () =>
-          findRunningPostgres(dataDir) ??
-          (await startEmbeddedPostgres({ dataDir, port: gone.port, detached: true })),
-        {
-          initialMs: 250,
-          maxMs: 8_000,
-          attempts: RESTART_ATTEMPTS,
-          signal: stopped.signal,
-          onFailure: (error, failures) => {
-            health.lost(component, error);
-            log('warn', `restarting embedded PostgreSQL failed (attempt ${failures}): ${String(error)}`);
-          },
-        },
-      );
+      const restarted = await startAgain(gone, dataDir, stopped.signal, (error, attempt) => {
+        health.lost(component, error);
+        log('warn', `restarting embedded PostgreSQL failed (attempt ${attempt}): ${String(error)}`);
+      });
       if (!restarted) return;
       current = restarted;
       health.restored(component);
