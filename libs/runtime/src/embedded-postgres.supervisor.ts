@@ -1,10 +1,26 @@
 import { findRunningPostgres, isAlive, RunningPostgres, startEmbeddedPostgres } from '@castlog/infra';
-import { Backoff, DependencyHealth, LogFn, pause } from '@castlog/supervision';
+import { DependencyHealth, LogFn, retry } from '@castlog/supervision';
 
 /** How often the server's process is looked at. */
 const CHECK_MS = 500;
 /** Restart attempts before giving up; with the backoff they span about half a minute. */
 const RESTART_ATTEMPTS = 8;
+
+/** Adopts a server someone else started meanwhile on `dataDir` (e.g. an operator's pg_ctl), or
+ * starts one on `gone`'s port, with capped backoff; the last attempt's failure rejects, and
+ * `stopped` makes it answer undefined. */
+const startAgain = (
+  gone: RunningPostgres,
+  dataDir: string,
+  stopped: AbortSignal,
+  failed: (error: unknown, attempt: number) => void,
+): Promise<RunningPostgres | undefined> =>
+  retry(
+    async () =>
+      findRunningPostgres(dataDir) ??
+      (await startEmbeddedPostgres({ dataDir, port: gone.port, detached: true })),
+    { initialMs: 250, maxMs: 8_000, attempts: RESTART_ATTEMPTS, signal: stopped, onFailure: failed },
+  );
 
 export interface EmbeddedPostgresSupervisor {
   /** Stops watching, waits for a restart under way, and stops the server. */
@@ -34,30 +50,23 @@ export function superviseEmbeddedPostgres(
     const gone = current;
     log('error', `embedded PostgreSQL (pid ${gone.pid}) exited; restarting it on port ${gone.port}`);
     health.lost(component, new Error(`PostgreSQL (pid ${gone.pid}) exited`));
-    const backoff = new Backoff({ initialMs: 250, maxMs: 8_000 });
-    let failure: unknown;
-    while (backoff.failures < RESTART_ATTEMPTS && !stopped.signal.aborted) {
-      try {
-        // Adopt a server someone else started meanwhile, e.g. an operator's pg_ctl.
-        current =
-          findRunningPostgres(dataDir) ??
-          (await startEmbeddedPostgres({ dataDir, port: gone.port, detached: true }));
-        health.restored(component);
-        log('info', `embedded PostgreSQL restarted (pid ${current.pid}, port ${current.port})`);
-        return;
-      } catch (error) {
-        failure = error;
+    try {
+      const restarted = await startAgain(gone, dataDir, stopped.signal, (error, attempt) => {
         health.lost(component, error);
-        const delayMs = backoff.next();
-        log('warn', `restarting embedded PostgreSQL failed (attempt ${backoff.failures}): ${String(error)}`);
-        await pause(delayMs, stopped.signal);
-      }
-    }
-    if (!stopped.signal.aborted)
+        log('warn', `restarting embedded PostgreSQL failed (attempt ${attempt}): ${String(error)}`);
+      });
+      if (!restarted) return;
+      current = restarted;
+      health.restored(component);
+      log('info', `embedded PostgreSQL restarted (pid ${current.pid}, port ${current.port})`);
+    } catch (failure) {
+      if (stopped.signal.aborted) return;
+      health.lost(component, failure);
       options.giveUp(
         `embedded PostgreSQL exited and could not be restarted after ${RESTART_ATTEMPTS} attempts ` +
           `(data directory ${dataDir}): ${String(failure)}`,
       );
+    }
   };
 
   const timer = setInterval(() => {

@@ -90,4 +90,43 @@ describe('retry', () => {
     await expect(running).resolves.toBeUndefined();
     expect(calls).toBe(1);
   });
+
+  it('rethrows the last failure once the attempts are spent, without waiting after it', async () => {
+    let calls = 0;
+    const waits: number[] = [];
+    const running = retry(
+      async () => {
+        calls += 1;
+        throw new Error(`failure ${calls}`);
+      },
+      { initialMs: 1, maxMs: 2, attempts: 3, wait: async (delayMs) => void waits.push(delayMs) },
+    );
+    await expect(running).rejects.toThrow('failure 3');
+    expect({ calls, waits: waits.length }).toEqual({ calls: 3, waits: 2 });
+  });
+
+  it('spends the delays in the given wait, and stops once the work is no longer wanted', async () => {
+    let calls = 0;
+    let wanted = true;
+    const waits: number[] = [];
+    const running = retry(
+      async () => {
+        calls += 1;
+        throw new Error('down');
+      },
+      {
+        initialMs: 100,
+        maxMs: 100,
+        wanted: () => wanted,
+        wait: async (delayMs) => {
+          waits.push(delayMs);
+          if (waits.length === 2) wanted = false;
+        },
+      },
+    );
+    await expect(running).resolves.toBeUndefined();
+    expect(calls).toBe(2);
+    expect(waits).toHaveLength(2);
+    for (const delayMs of waits) expect(delayMs).toBeGreaterThanOrEqual(50);
+  });
 });

@@ -45,26 +45,48 @@ export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
 export interface RetryOptions extends BackoffOptions {
   /** Stops retrying: `retry` then answers undefined. */
   readonly signal?: AbortSignal;
+  /** Whether the work is still wanted, asked before each attempt: `retry` answers undefined once it
+   * is not. For conditions no signal announces, such as a batch gone stale. Always when not given. */
+  readonly wanted?: () => boolean;
+  /** At most this many attempts: the last one's failure is rethrown, without waiting. No limit when
+   * not given. */
+  readonly attempts?: number;
   /** Called after each failure, with the delay before the next attempt (which waits for it). */
   readonly onFailure?: (error: unknown, failures: number, delayMs: number) => void | Promise<void>;
   /** Whether a failure is worth another attempt; `retry` rethrows one that is not. Every one when
    * not given. */
   readonly retryable?: (error: unknown) => boolean;
+  /** How the delay between attempts is spent, for a caller that must keep doing something meanwhile
+   * (a consumer heartbeating). A `pause` that `signal` cuts short when not given. */
+  readonly wait?: (delayMs: number) => Promise<void>;
 }
 
+/** Retry options with nothing that stops retrying early: `retry` then answers the work's result or
+ * rethrows its failure. */
+export type UnstoppableRetryOptions = Omit<RetryOptions, 'signal' | 'wanted'> & {
+  readonly signal?: undefined;
+  readonly wanted?: undefined;
+};
+
 /** Runs `work` until it succeeds, waiting with capped backoff after each failure; answers
- * undefined once `signal` aborts. */
+ * undefined once `signal` aborts or the work is no longer `wanted`. The one retry loop of the
+ * project: see "Retries" in docs/architecture.md. */
+export function retry<T>(work: () => Promise<T>, options: UnstoppableRetryOptions): Promise<T>;
+export function retry<T>(work: () => Promise<T>, options?: RetryOptions): Promise<T | undefined>;
 export async function retry<T>(work: () => Promise<T>, options: RetryOptions = {}): Promise<T | undefined> {
+  const { signal, attempts = Number.POSITIVE_INFINITY } = options;
   const backoff = new Backoff(options);
-  while (!options.signal?.aborted) {
+  const wait = options.wait ?? ((delayMs: number) => pause(delayMs, signal));
+  while (!signal?.aborted && (options.wanted?.() ?? true)) {
     try {
       return await work();
     } catch (error) {
-      if (options.signal?.aborted) return undefined;
+      if (signal?.aborted) return undefined;
       if (options.retryable && !options.retryable(error)) throw error;
+      if (backoff.failures + 1 >= attempts) throw error;
       const delayMs = backoff.next();
       await options.onFailure?.(error, backoff.failures, delayMs);
-      await pause(delayMs, options.signal);
+      await wait(delayMs);
     }
   }
   return undefined;

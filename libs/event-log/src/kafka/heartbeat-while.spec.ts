@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { timersLeftBy } from '../../../../test/support/timers';
-import { heartbeatWhile } from './kafka-event-log.adapter';
+import { heartbeatWhile } from './heartbeat-while';
 
 describe('heartbeatWhile', () => {
   it('heartbeats while the work runs, until it is done', async () => {
