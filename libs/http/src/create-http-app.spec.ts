@@ -7,6 +7,12 @@ import pino from 'pino';
 import { Writable } from 'node:stream';
 import { createHttpApp } from './create-http-app';
 import { Unavailable } from './errors';
+import { poll } from '../../../test/support/until';
+
+/** Lets every callback already due run: what I/O and promises settle without any timer firing. */
+const settled = async () => {
+  for (let turn = 0; turn < 10; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+};
 
 /** A route that answers when the test lets it. */
 let entered: () => void = () => undefined;
@@ -45,16 +51,31 @@ class SlowController {
 })
 class SlowModule {}
 
-/** A logger at info whose JSON lines the test reads back. */
+type LogLine = Record<string, unknown>;
+
+/** A logger at info whose JSON lines the test reads back, or waits for. */
 const capturedLogger = () => {
-  const lines: Record<string, unknown>[] = [];
+  const lines: LogLine[] = [];
+  const waiting: { matches: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      for (const text of chunk.toString().split('\n')) {
+        if (!text) continue;
+        const line = JSON.parse(text) as LogLine;
+        lines.push(line);
+        for (const waiter of waiting.filter(({ matches }) => matches(line))) waiter.resolve(line);
+      }
       callback();
     },
   });
-  return { lines, logger: pino({ level: 'info' }, sink) };
+  /** The first line `matches` accepts, once it is logged. */
+  const lineWhere = (matches: (line: LogLine) => boolean) =>
+    new Promise<LogLine>((resolve) => {
+      const logged = lines.find(matches);
+      if (logged) resolve(logged);
+      else waiting.push({ matches, resolve });
+    });
+  return { lines, lineWhere, logger: pino({ level: 'info' }, sink) };
 };
 
 describe('createHttpApp', () => {
@@ -69,11 +90,14 @@ describe('createHttpApp', () => {
     const inFlight = new Promise<void>((resolve) => (entered = resolve));
     socket.write('GET /slow HTTP/1.1\r\nHost: castlog\r\n\r\n');
     await inFlight;
+    const server = app.getHttpAdapter().getInstance().server;
     const closing = app.close();
+    // Fastify stops listening once the app's pre-close hooks have run: the app drains from then on.
+    await poll('the app to drain', () => !server.listening, { timeoutMs: 10_000, everyMs: 5 });
     // Kept alive behind the request in flight, as a pipelining client sends it.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const arrived = new Promise((resolve) => server.once('request', resolve));
     socket.write('GET /slow HTTP/1.1\r\nHost: castlog\r\n\r\n');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await arrived;
     release();
     await Promise.all([closing, ended]);
     const [first, second] = received.split(/(?=HTTP\/1\.1 )/);
@@ -95,13 +119,20 @@ describe('createHttpApp', () => {
     );
     await app.init();
     const fastify = app.getHttpAdapter().getInstance();
+    // The deadline's timer on a clock the test moves; I/O and Date stay real.
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'Date'],
+    });
     try {
       const inFlight = new Promise<void>((resolve) => (entered = resolve));
-      const started = Date.now();
-      const stuck = fastify.inject({ method: 'GET', url: '/slow' });
+      let answered = false;
+      const stuck = fastify.inject({ method: 'GET', url: '/slow' }).finally(() => (answered = true));
       await inFlight;
+      jest.advanceTimersByTime(299);
+      await settled();
+      expect(answered).toBe(false);
+      jest.advanceTimersByTime(1);
       const answer = await stuck;
-      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
       expect(answer.statusCode).toBe(503);
       expect(answer.headers['retry-after']).toBe('2');
       expect(answer.headers.connection).toBe('close');
@@ -116,12 +147,13 @@ describe('createHttpApp', () => {
       release();
       expect((await next).json()).toEqual({ done: true });
     } finally {
+      jest.useRealTimers();
       await app.close();
     }
   });
 
   it("logs a handler's answer after the deadline as one info line, not Fastify's warning with a stack", async () => {
-    const { lines, logger } = capturedLogger();
+    const { lines, lineWhere, logger } = capturedLogger();
     const app = await createHttpApp(SlowModule, loadConfig({ REQUEST_TIMEOUT: '300ms' }), logger);
     await app.init();
     const fastify = app.getHttpAdapter().getInstance();
@@ -131,13 +163,10 @@ describe('createHttpApp', () => {
       await inFlight;
       expect((await stuck).statusCode).toBe(503);
       release();
-      const dropped = () =>
-        lines.find(
-          (line) => line.msg === 'late answer dropped: the request was answered 503 at its deadline',
-        );
-      for (let tries = 0; tries < 100 && dropped() === undefined; tries += 1)
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(dropped()).toEqual(expect.objectContaining({ level: 30, timeoutMs: 300 }));
+      const dropped = await lineWhere(
+        (line) => line.msg === 'late answer dropped: the request was answered 503 at its deadline',
+      );
+      expect(dropped).toEqual(expect.objectContaining({ level: 30, timeoutMs: 300 }));
       expect(lines.filter((line) => JSON.stringify(line).includes('FST_ERR_REP_ALREADY_SENT'))).toEqual([]);
     } finally {
       await app.close();

@@ -1,6 +1,6 @@
 import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
 import { LogBatch, PostgresEventLog } from '@castlog/event-log';
-import { ActiveProjection, Database, openActiveProjection } from '@castlog/read-model';
+import { ActiveProjection, Database, openActiveProjection, poolOf } from '@castlog/read-model';
 import { describeDifference, verifyReplay } from '@castlog/replay';
 import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
@@ -229,12 +229,11 @@ describe('FinalizeDeletionHandler', () => {
     };
   };
 
-  /** Answers within `ms` whether the read-model pool still hands out a connection. */
-  const poolAnswers = (ms: number) =>
-    Promise.race([
-      database.dataSource.query('SELECT 1').then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), ms)),
-    ]);
+  /** Connections of the read-model pool handed out and not yet given back. */
+  const poolInUse = () => {
+    const readPool = poolOf(database.dataSource);
+    return readPool.totalCount - readPool.idleCount;
+  };
 
   /** `count` pending deletions whose users' clocks another connection holds, each being finalized
    * by `saga` at once. */
@@ -251,15 +250,20 @@ describe('FinalizeDeletionHandler', () => {
   };
 
   it('runs at most DELETION_SAGA_CONCURRENCY cascades at once while their users are locked, leaving the pool to others', async () => {
-    const { deletions, locks, results } = await finalizingBehindLocks(6, handler({}, 2));
+    const saga = handler({}, 2);
+    const { deletions, locks, results } = await finalizingBehindLocks(6, saga);
     try {
-      await poll('cascades waiting for their clock locks', async () => (await locks.waiting()) >= 2, {
-        timeoutMs: 20_000,
-      });
+      // Once four wait for a turn, two have passed the limit and nothing else can start while
+      // the clocks are held: the state below is settled, not a moment of a race.
+      await poll(
+        'two cascades at their clock locks and four waiting for a turn',
+        async () => (await locks.waiting()) >= 2 && saga.waitingForTurn === 4,
+        { timeoutMs: 20_000 },
+      );
       // Six cascades at once would hold every connection of the pool (4) and wait.
-      await new Promise((resolve) => setTimeout(resolve, 500));
       expect(await locks.waiting()).toBe(2);
-      expect(await poolAnswers(2_000)).toBe(true);
+      expect(poolInUse()).toBe(2);
+      expect(await database.dataSource.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     } finally {
       await locks.release();
     }

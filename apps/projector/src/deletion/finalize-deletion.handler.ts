@@ -57,6 +57,11 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
     }
   }
 
+  /** Finalizations waiting for their turn at step 1, holding no connection yet: a state tests wait for. */
+  get waitingForTurn(): number {
+    return this.turns.pendingCount;
+  }
+
   /** Lets the finalizations under way end; the ones still waiting stay for the next start's sweep. */
   async onModuleDestroy(): Promise<void> {
     this.stopping = true;
