@@ -116,13 +116,13 @@ export class OffsetWatch {
     if (schema === this.options.schema()) this.advance(partition, next);
   }
 
-  /** Waits until the stored offsets reach `target` in every partition or pass it in one, and
-   * answers them (those of `target`'s partitions); undefined when they stay behind for
-   * `timeoutMs`. */
+  /** Waits until the stored offsets reach `target` in every partition or pass it in one, or for
+   * `timeoutMs` at most, and answers whether they did and where they stand (in `target`'s
+   * partitions). They are read first: a projection that stores offsets without notices is seen. */
   async reach(
     target: ReadonlyMap<number, number>,
     timeoutMs: number,
-  ): Promise<Map<number, number> | undefined> {
+  ): Promise<{ reached: boolean; offsets: Map<number, number> }> {
     const done = new AbortController();
     let behind = 0;
     const waits: OffsetWait[] = [];
@@ -138,10 +138,13 @@ export class OffsetWatch {
       waits.push({ partition, offset: next, onPassed: () => done.abort() });
     }
     try {
+      await this.read(target.keys());
       for (const wait of waits) await this.add(wait);
       if (behind > 0 && !done.signal.aborted) await pause(timeoutMs, done.signal);
-      if (behind > 0 && !done.signal.aborted) return undefined;
-      return new Map([...target.keys()].map((partition) => [partition, this.known.get(partition) ?? 0]));
+      const offsets = new Map(
+        [...target.keys()].map((partition) => [partition, this.known.get(partition) ?? 0]),
+      );
+      return { reached: behind === 0 || done.signal.aborted, offsets };
     } finally {
       for (const wait of waits) this.remove(wait);
     }
@@ -164,14 +167,18 @@ export class OffsetWatch {
     if (notice.schema === this.options.schema()) this.advance(notice.partition, notice.next);
   }
 
-  /** After (re)listening: the caller's own catching up, then every partition's offset read afresh
-   * (a partition awaited but not stored yet stands at 0). */
+  /** After (re)listening: the caller's own catching up, then the offsets read afresh. */
   private async catchUp(): Promise<void> {
     await this.options.listening?.();
+    await this.read(this.waits.keys());
+  }
+
+  /** Reads every partition's stored offset (one awaited but not stored yet stands at 0). */
+  private async read(awaited: Iterable<number>): Promise<void> {
     const schema = this.options.schema();
     const offsets = await storedOffsets(this.sql, schema);
     if (schema !== this.options.schema()) return;
-    for (const partition of this.waits.keys()) if (!offsets.has(partition)) offsets.set(partition, 0);
+    for (const partition of awaited) if (!offsets.has(partition)) offsets.set(partition, 0);
     for (const [partition, next] of offsets) this.advance(partition, next);
   }
 }
