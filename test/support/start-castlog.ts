@@ -14,7 +14,7 @@ import { createTestDatabase, uniqueName } from './databases';
 import { until } from './until';
 import { childEnv } from './processes';
 import { checkAgainstOpenApi, RecordedResponse } from './openapi-check';
-import { projectionAtEnd } from './projection';
+import { untilProjectionAtEnd } from './projection';
 
 export interface TestUser {
   readonly id: string;
@@ -90,15 +90,14 @@ export async function startCastlog(
     },
     as: (user) => anonymous.withAuthorization(`Bearer ${user.token}`),
     until: (what, check, timeoutMs) => until(databaseUrl, what, check, { timeoutMs }),
-    untilProjectionAtEnd: async (timeoutMs) => {
-      const { eventLog, database } = runtime;
-      await until(
+    untilProjectionAtEnd: (timeoutMs) =>
+      untilProjectionAtEnd(
         databaseUrl,
-        'the projection to reach the end of the log',
-        () => projectionAtEnd(eventLog, database.dataSource, database.schema),
-        { timeoutMs },
-      );
-    },
+        runtime.eventLog,
+        runtime.database.dataSource,
+        runtime.database.schema,
+        timeoutMs,
+      ),
     /** Also checks every answer this app gave through its clients against its served OpenAPI
      * document, so the document cannot drift from what the routes answer. */
     async close() {

@@ -1,36 +1,35 @@
-import { Client } from 'pg';
+import { OFFSETS_CHANNEL } from '@castlog/read-model';
+import { NotificationListener, Wakeup } from '@castlog/supervision';
 
-/** Re-checks `check` whenever the projector announces a stored offset (PostgreSQL NOTIFY) and at
- * least every `recheckMs`, until it answers a value other than undefined/false; fails at the
- * deadline with `what` in the message. Never a bare sleep. */
+/** Re-checks `check` whenever the projector announces a stored offset (PostgreSQL NOTIFY, heard
+ * through the NotificationListener castlog itself uses) and at least every `recheckMs`, until it
+ * answers a value other than undefined/false; fails at the deadline with `what` in the message.
+ * Never a bare sleep. */
 export async function until<T>(
   databaseUrl: string,
   what: string,
   check: () => Promise<T | undefined | false>,
   { timeoutMs = 20_000, recheckMs = 500 } = {},
 ): Promise<T> {
-  const listener = new Client({ connectionString: databaseUrl });
-  let wake: () => void = () => undefined;
-  listener.on('notification', () => wake());
-  await listener.connect();
+  const noticed = new Wakeup();
+  const listener = new NotificationListener(
+    databaseUrl,
+    [OFFSETS_CHANNEL],
+    { notice: () => noticed.ring(), listening: async () => noticed.ring(), lost: () => undefined },
+    { component: 'test notices' },
+  );
+  await listener.start();
   try {
-    await listener.query('LISTEN castlog_offsets');
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const result = await check();
       if (result !== undefined && result !== false) return result;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(recheckMs, left));
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await noticed.wait(Math.min(recheckMs, left));
     }
   } finally {
-    await listener.end();
+    await listener.close();
   }
 }
 

@@ -12,3 +12,4 @@ export * from './queries/history.query';
 export * from './queries/projection.query';
 export * from './sql';
 export * from './queries/gpodder.query';
+export * from './offset-watch';

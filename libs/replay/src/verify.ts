@@ -2,14 +2,13 @@ import {
   DeletionSagaQuery,
   hasProjection,
   inTransaction,
-  OFFSETS_CHANNEL,
+  OffsetWatch,
   quoteIdent,
   Sql,
   storedOffsets,
 } from '@castlog/read-model';
-import { pause } from '@castlog/supervision';
 import { randomBytes } from 'node:crypto';
-import { DataSource, QueryRunner } from 'typeorm';
+import { DataSource } from 'typeorm';
 import {
   catchUp,
   complete,
@@ -83,24 +82,24 @@ export interface VerifyOptions extends ReplayOptions {
  * the log moved on, the scratch catches up again, a bounded number of times. Answers the
  * differences; none means the live read model is what the log alone makes. */
 export async function verifyReplay(options: VerifyOptions): Promise<ReplayDifference[]> {
-  const { dataSource, eventLog, schema } = options;
+  const { dataSource, schema } = options;
   const liveSchema = options.liveSchema ?? DEFAULT_LIVE_SCHEMA;
   if (liveSchema === schema) throw new Error(`the scratch schema must not be the live one (${schema})`);
   const attempts = options.attempts ?? 10;
-  const watcher = await LiveOffsets.watch(dataSource, liveSchema, eventLog.partitions);
+  const watcher = await watchLiveOffsets(dataSource, liveSchema);
   try {
     let scratch = (await hasProjection(dataSource, schema))
       ? await catchUp(options)
       : await replayInto(options);
     let why = '';
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
-      const live = await watcher.reach(scratch, options.liveTimeoutMs ?? 60_000);
+      const live = await reachLive(watcher, liveSchema, scratch, options.liveTimeoutMs ?? 60_000);
       if (sameOffsets(live, scratch)) {
         const compared = await compareInSnapshot(options, liveSchema);
         if (compared.differences) return compared.differences;
         why = compared.why;
         // Whatever kept the snapshot from being comparable ends with an append or a stored offset.
-        await watcher.nextNotice(1000);
+        await watcher.nextAdvance(1000);
       } else {
         why = `the live projection moved on to ${describeOffsets(live)}`;
       }
@@ -114,85 +113,30 @@ export async function verifyReplay(options: VerifyOptions): Promise<ReplayDiffer
   }
 }
 
-const sqlOf = (runner: QueryRunner): Sql => ({ query: (text, params) => runner.query(text, params) });
-
-/** The live projection's stored offsets, on a connection that listens to the projector's NOTIFY. */
-export class LiveOffsets {
-  private wake: () => void = () => undefined;
-
-  private constructor(
-    private readonly runner: QueryRunner,
-    private readonly client: NotificationSource,
-    private readonly schema: string,
-    private readonly partitions: number,
-  ) {
-    client.on('notification', this.onNotification);
-  }
-
-  private readonly onNotification = () => this.wake();
-
-  static async watch(dataSource: DataSource, schema: string, partitions: number): Promise<LiveOffsets> {
-    const runner = dataSource.createQueryRunner();
-    const client = (await runner.connect()) as NotificationSource;
-    const watcher = new LiveOffsets(runner, client, schema, partitions);
-    try {
-      await runner.query(`LISTEN ${OFFSETS_CHANNEL}`);
-    } catch (error) {
-      await watcher.close();
-      throw error;
-    }
-    return watcher;
-  }
-
-  /** Resolves at the next NOTIFY on the offsets channel, after `ms`, or once `signal` aborts;
-   * leaves no timer behind either way. */
-  async nextNotice(ms: number, signal?: AbortSignal): Promise<void> {
-    const notified = new AbortController();
-    this.wake = () => notified.abort();
-    try {
-      await pause(ms, signal ? AbortSignal.any([notified.signal, signal]) : notified.signal);
-    } finally {
-      this.wake = () => undefined;
-    }
-  }
-
-  /** Waits until the live offsets reach `target` in every partition (or pass it in one) and answers
-   * them; fails when they stay behind for `timeoutMs`. */
-  async reach(target: Offsets, timeoutMs: number): Promise<Offsets> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      // Listening before the read: a notice sent while it runs ends the wait below at once.
-      const answered = new AbortController();
-      const notice = this.nextNotice(1000, answered.signal);
-      try {
-        const live = complete(await storedOffsets(sqlOf(this.runner), this.schema), this.partitions);
-        const behind = [...target].some(([partition, next]) => (live.get(partition) ?? 0) < next);
-        const ahead = [...target].some(([partition, next]) => (live.get(partition) ?? 0) > next);
-        if (!behind || ahead) return live;
-        if (Date.now() >= deadline) {
-          throw new Error(
-            `the live projection (schema ${this.schema}) stayed at ${describeOffsets(live)} for ${timeoutMs} ms, ` +
-              `behind the log's ${describeOffsets(target)}: is the projector running?`,
-          );
-        }
-        await notice;
-      } finally {
-        answered.abort();
-        await notice;
-      }
-    }
-  }
-
-  async close(): Promise<void> {
-    this.client.off('notification', this.onNotification);
-    await this.runner.query(`UNLISTEN ${OFFSETS_CHANNEL}`).catch(() => undefined);
-    await this.runner.release();
-  }
+/** An OffsetWatch of the live projection's stored offsets (on a connection of its own, to the
+ * database `dataSource` opens). */
+export async function watchLiveOffsets(dataSource: DataSource, schema: string): Promise<OffsetWatch> {
+  const { url } = dataSource.options as { url?: string };
+  if (!url) throw new Error('the database must be given by URL to watch the live projection');
+  const watch = new OffsetWatch(url, dataSource, { component: 'live offsets', schema: () => schema });
+  await watch.start();
+  return watch;
 }
 
-interface NotificationSource {
-  on(event: 'notification', listener: () => void): unknown;
-  off(event: 'notification', listener: () => void): unknown;
+/** Waits until the live offsets reach `target` in every partition (or pass it in one) and answers
+ * them; fails when they stay behind for `timeoutMs`. */
+export async function reachLive(
+  watch: OffsetWatch,
+  schema: string,
+  target: Offsets,
+  timeoutMs: number,
+): Promise<Offsets> {
+  const { reached, offsets } = await watch.reach(target, timeoutMs);
+  if (reached) return offsets;
+  throw new Error(
+    `the live projection (schema ${schema}) stayed at ${describeOffsets(offsets)} for ${timeoutMs} ms, ` +
+      `behind the log's ${describeOffsets(target)}: is the projector running?`,
+  );
 }
 
 /** The comparison in one REPEATABLE READ snapshot: `differences` when the snapshot was comparable,

@@ -5,3 +5,4 @@ export * from './notification-listener';
 export * from './postgres';
 export * from './recovery-probe';
 export * from './unavailable';
+export * from './wakeup';

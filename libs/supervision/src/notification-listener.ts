@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, ClientConfig } from 'pg';
 import { retry } from './backoff';
 import { DependencyHealth, messageOf } from './health';
 import { ignoreLog, LogFn } from './log';
@@ -22,10 +22,12 @@ export interface NotificationListenerOptions {
   readonly connectTimeoutMs?: number;
 }
 
-/** One PostgreSQL connection LISTENing on `channels`. When the connection is lost it reconnects
- * with capped backoff for as long as it takes, and after each reconnection calls `listening` so
- * the caller re-reads what it may have missed while deaf. Notices on one connection arrive in
- * commit order, which is why one listener serves all of a process's channels that need ordering. */
+/** One PostgreSQL connection LISTENing on `channels`: castlog's one way to hear NOTIFY. When the
+ * connection is lost it reconnects with capped backoff for as long as it takes, and after each
+ * reconnection calls `listening` so the caller re-reads what it may have missed while deaf. Notices
+ * on one connection arrive in commit order, which is why one listener serves all of a process's
+ * channels that need ordering. `database` is a URL or a pool's settings (its own connection, not
+ * one of the pool's). */
 export class NotificationListener {
   private client?: Client;
   private reconnecting?: Promise<unknown>;
@@ -33,7 +35,7 @@ export class NotificationListener {
   private readonly log: LogFn;
 
   constructor(
-    private readonly url: string,
+    private readonly database: string | ClientConfig,
     private readonly channels: readonly string[],
     private readonly handlers: NotificationHandlers,
     private readonly options: NotificationListenerOptions,
@@ -41,14 +43,10 @@ export class NotificationListener {
     this.log = options.log ?? ignoreLog;
   }
 
-  /** Listens; a failure of this first connection rejects (start-up errors surface). */
+  /** Listens; a failure of this first connection rejects (start-up errors surface), and `start`
+   * may then be called again. */
   async start(): Promise<void> {
-    try {
-      await this.connect();
-    } catch (error) {
-      this.closed.abort();
-      throw error;
-    }
+    await this.connect();
   }
 
   get isListening(): boolean {
@@ -57,7 +55,7 @@ export class NotificationListener {
 
   private async connect(): Promise<void> {
     const client = new Client({
-      connectionString: this.url,
+      ...(typeof this.database === 'string' ? { connectionString: this.database } : this.database),
       ...connectionSettings(this.options.connectTimeoutMs ?? 5_000),
     });
     client.on('notification', (message) => {

@@ -59,13 +59,22 @@ export class AppendService implements OnModuleInit, OnModuleDestroy {
       this.config.READ_YOUR_WRITES_TIMEOUT,
       envelope.eventId,
     );
-    waitTimer({ result: outcome === 'timed-out' ? 'timed_out' : 'applied' });
+    waitTimer({ result: outcome === 'timed-out' || outcome === 'unknown' ? 'timed_out' : 'applied' });
     if (outcome === 'timed-out') {
       throw new Unavailable(retryAfter, 'the request was recorded and will apply, but not yet');
     }
+    // The projection passed the position, but reading what it stored there failed until the
+    // deadline: a passing database error, not lost data.
+    if (outcome === 'unknown') {
+      this.logger.warn(
+        `request ${requestId}: the outcome of event ${envelope.eventId} at ${position.partition}:${position.offset} ` +
+          'could not be read in time',
+      );
+      throw new Unavailable(retryAfter, 'the request was recorded, but its outcome is not yet known');
+    }
     // The projection passed the position without an outcome of this event: the record there is
-    // another one (the log lost the one it had acknowledged, as a broker's unclean restart can),
-    // or the outcome could not be read. Never answer another request's outcome.
+    // another one (the log lost the one it had acknowledged, as a broker's unclean restart can).
+    // Never answer another request's outcome.
     if (outcome === 'missing') {
       this.logger.error(
         `request ${requestId}: no outcome of event ${envelope.eventId} at ${position.partition}:${position.offset} ` +

@@ -4,6 +4,7 @@ import {
   Database,
   inTransaction,
   LocalCommits,
+  OutcomesQuery,
   projectionSchema,
   ProjectionVersions,
   quoteIdent,
@@ -69,6 +70,7 @@ describe('OffsetWaiter', () => {
     await waiter.start();
   });
   afterEach(async () => {
+    jest.restoreAllMocks();
     await waiter?.close();
     await database?.close();
   });
@@ -125,6 +127,23 @@ describe('OffsetWaiter', () => {
     expect(await lost).toBe('missing');
     expect(await waiter.outcomeOf(3, 1, 50, randomUUID())).toBe('missing');
     expect(await waiter.outcomeOf(3, 0, 50, mine)).toEqual(recorded('mine'));
+  });
+
+  it('reads an outcome again after a failed read, and answers unknown (never missing) when it cannot by the deadline', async () => {
+    const reads = jest
+      .spyOn(OutcomesQuery.prototype, 'atPositions')
+      .mockRejectedValueOnce(new Error('Connection terminated unexpectedly'));
+    const recovered = waiter.outcomeOf(6, 0, 10_000);
+    await apply(database, BASE, 6, 0, recorded('read again'));
+    expect(await recovered).toEqual(recorded('read again'));
+    expect(reads).toHaveBeenCalledTimes(2);
+
+    reads.mockRejectedValue(new Error('Connection terminated unexpectedly'));
+    const unread = waiter.outcomeOf(6, 1, 500);
+    await apply(database, BASE, 6, 1, recorded('unread'));
+    expect(await unread).toBe('unknown');
+    // Known to be passed: read at once, and as unknown when that keeps failing.
+    expect(await waiter.outcomeOf(6, 0, 300)).toBe('unknown');
   });
 
   it("ignores another version's notices", async () => {

@@ -1,4 +1,4 @@
-import { Backoff, ignoreLog, LogFn, messageOf, pause } from '@castlog/supervision';
+import { ignoreLog, LogFn, messageOf, NotificationListener, retry, Wakeup } from '@castlog/supervision';
 import { Pool, PoolClient } from 'pg';
 import { decodeRecord, EncodedEnvelope, encodeEnvelope } from '../codec/envelope.codec';
 import {
@@ -13,12 +13,12 @@ import {
 import { ConsumerFailures } from '../consumer-failures';
 import { GroupCommit } from '../group-commit';
 
-/** The one cause of this reader's failures (see ConsumerFailures): it restarts whole on any. */
+/** The one cause of this reader's failures (see ConsumerFailures): it reads from its stored
+ * position again on any. */
 const LOG = 'log';
 const CHANNEL = 'castlog_log_appended';
 /** Serialises appenders so sequence numbers commit in order and readers never skip a gap. */
 const APPEND_LOCK = 0x6361_7374;
-const POLL_FALLBACK_MS = 1000;
 
 interface EventRow {
   seq: string;
@@ -129,85 +129,76 @@ export class PostgresEventLog implements EventLog {
   }
 
   /** Reads from the caller's stored position and hands batches over in order, woken by the
-   * appenders' NOTIFY (polling once a second as a fallback). Any failure — of the handler, a read,
-   * or the listening connection — is reported to `onError` and retried with capped backoff from
-   * the caller's stored position (`startFrom` again), for as long as it takes. */
+   * appenders' NOTIFY (a NotificationListener, which after a lost connection reconnects and wakes
+   * the reader to catch up). Any failure — of the handler, a read, or the listening connection —
+   * is reported to `onError`; a failed read or handler is retried with capped backoff from the
+   * caller's stored position (`startFrom` again), for as long as it takes. */
   async consume(options: ConsumeOptions): Promise<RunningConsumer> {
     const stopped = new AbortController();
-    let wake: (() => void) | undefined;
-    const backoff = new Backoff();
+    const appended = new Wakeup();
     const failures = new ConsumerFailures(options);
-
-    const follow = async (): Promise<void> => {
-      const listener = await this.pool.connect();
-      let broken: Error | undefined;
-      const onNotification = () => wake?.();
-      const onError = (error: Error) => {
-        broken = error;
-        wake?.();
-      };
-      listener.on('notification', onNotification);
-      listener.on('error', onError);
-      try {
-        await listener.query(`LISTEN ${CHANNEL}`);
-        let next = await options.startFrom(0);
-        const limit = options.maxBatchSize ?? 2000;
-        while (!stopped.signal.aborted) {
-          if (broken) throw broken;
-          const records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
-          if (records.length > 0) await options.handle({ partition: 0, records });
-          failures.cleared(LOG);
-          backoff.reset();
-          if (records.length > 0) {
-            next = (records[records.length - 1] as LogRecord).offset + 1;
-            continue;
-          }
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, POLL_FALLBACK_MS);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
-        }
-        await listener.query(`UNLISTEN ${CHANNEL}`);
-      } catch (error) {
-        broken ??= error instanceof Error ? error : new Error(String(error));
-        throw error;
-      } finally {
-        listener.off('notification', onNotification);
-        listener.off('error', onError);
-        // A client whose connection broke goes back with the error, and the pool discards it.
-        listener.release(broken);
-      }
-    };
-
-    const loop = (async () => {
-      while (!stopped.signal.aborted) {
-        try {
-          await follow();
-        } catch (error) {
-          if (stopped.signal.aborted) return;
-          const delayMs = backoff.next();
-          failures.failed(LOG, error);
-          this.log(
-            'warn',
-            `${options.group}: consuming failed (${messageOf(error)}); retrying in ${Math.round(delayMs)} ms`,
-          );
-          await pause(delayMs, stopped.signal);
-        }
-      }
-    })();
-
+    const listener = new NotificationListener(
+      this.pool.options,
+      [CHANNEL],
+      {
+        notice: () => appended.ring(),
+        listening: async () => appended.ring(),
+        lost: (error) => failures.failed(LOG, error),
+      },
+      {
+        component: `${options.group}: log notices`,
+        log: this.log,
+        connectTimeoutMs: this.pool.options.connectionTimeoutMillis,
+      },
+    );
+    const loop = this.follow(options, listener, failures, appended, stopped.signal);
     const stop = async () => {
       stopped.abort();
-      wake?.();
       await loop;
+      await listener.close();
       this.stops.delete(stop);
     };
     this.stops.add(stop);
     return { stop };
+  }
+
+  /** Hands over what the table holds from the caller's stored position and waits for the next
+   * append, until `stopped`. Each read and its handling is one attempt of `retry`, so the backoff
+   * starts afresh after every success; after a failure, the position is asked for again. */
+  private async follow(
+    options: ConsumeOptions,
+    listener: NotificationListener,
+    failures: ConsumerFailures,
+    appended: Wakeup,
+    stopped: AbortSignal,
+  ): Promise<void> {
+    const limit = options.maxBatchSize ?? 2000;
+    let started = false;
+    let next: number | undefined;
+    const step = async (): Promise<LogRecord[]> => {
+      if (!started) await listener.start();
+      started = true;
+      next ??= await options.startFrom(0);
+      const records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
+      if (records.length > 0) await options.handle({ partition: 0, records });
+      // Deaf, the reader would miss appends: it has not recovered until it hears them again.
+      if (listener.isListening) failures.cleared(LOG);
+      return records;
+    };
+    const failed = (error: unknown, _failures: number, delayMs: number) => {
+      next = undefined;
+      failures.failed(LOG, error);
+      this.log(
+        'warn',
+        `${options.group}: consuming failed (${messageOf(error)}); retrying in ${Math.round(delayMs)} ms`,
+      );
+    };
+    while (!stopped.aborted) {
+      const records = await retry(step, { signal: stopped, onFailure: failed });
+      const last = records?.[records.length - 1];
+      if (last) next = last.offset + 1;
+      else await appended.wait(undefined, stopped);
+    }
   }
 
   async endOffsets(): Promise<Map<number, number>> {
