@@ -111,10 +111,17 @@ export function spawnDaemon(
     child.once('exit', () => process.off('exit', onExit));
   }
   child.unref();
+  // While someone waits for the exit, the child and the bound hold the event loop open: otherwise
+  // Node could end the process (with code 0) before the exit event arrives.
   const reaped = async () => {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([exit, new Promise((resolve) => (timer = setTimeout(resolve, 10_000).unref()))]);
-    clearTimeout(timer);
+    child.ref();
+    try {
+      await Promise.race([exit, new Promise((resolve) => (timer = setTimeout(resolve, 10_000)))]);
+    } finally {
+      clearTimeout(timer);
+      child.unref();
+    }
   };
   return { child, exited: () => status, reaped };
 }
