@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import * as prettier from 'prettier';
 import { figure } from './report';
+import { HistoryPanel, HistoryPoint, renderHistoryChart } from './history-chart';
 import { valueAt } from './targets';
 import { inHistory } from './run-record';
 
@@ -221,39 +222,31 @@ const cell = (metric: Metric, run: Run): string => {
   return met ? text : `**${text}**`;
 };
 
-/** A "nice" axis top at or above `value`. */
-function axisTop(value: number): number {
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * power >= value) return step * power;
-  return 10 * power;
-}
-
-function chart(metric: Metric, runs: readonly Run[]): string | undefined {
+function panel(metric: Metric, runs: readonly Run[]): HistoryPanel | undefined {
   const points = runs
-    .map((run) => ({ run, value: metric.value(run.result) }))
-    .filter((point): point is { run: Run; value: number } => point.value !== undefined);
+    .map((run) => ({ label: label(run), value: metric.value(run.result) }))
+    .filter((point): point is HistoryPoint => point.value !== undefined);
   if (points.length === 0) return undefined;
-  const top = axisTop(Math.max(metric.target, ...points.map((point) => point.value)) * 1.1);
-  return [
-    '```mermaid',
-    'xychart-beta',
-    `  title "${metric.title} (target ${metric.targetText})"`,
-    `  x-axis [${points.map((point) => `"${label(point.run)}"`).join(', ')}]`,
-    `  y-axis "${metric.unit === 'ratio' ? 'castlog / baseline' : 'seconds'}" 0 --> ${Number(top.toPrecision(3))}`,
-    `  bar [${points.map((point) => point.value).join(', ')}]`,
-    `  line [${points.map(() => metric.target).join(', ')}]`,
-    '```',
-  ].join('\n');
+  return {
+    title: `${metric.title} (${metric.targetText})`,
+    unit: metric.unit,
+    target: metric.target,
+    atLeast: metric.targetText.startsWith('≥'),
+    points,
+  };
 }
 
 export const HISTORY_START = '<!-- bench-history:start -->';
 export const HISTORY_END = '<!-- bench-history:end -->';
 
-/** The history section: a table of every run and a chart of each figure over the runs. */
-export function renderHistory(runs: readonly Run[]): string {
+const HISTORY_TABLE = 'history.md';
+const HISTORY_CHART = 'history.svg';
+
+/** Every run as a table (bench/results/history.md). */
+export function renderHistoryTable(runs: readonly Run[]): string {
   const header = `| run (UTC) | commit | command | method | ${METRICS.map((metric) => `${metric.column} (${metric.targetText})`).join(' | ')} |`;
-  const lines = [
-    HISTORY_START,
+  return [
+    '# History of runs',
     '',
     '_Written by `npm run bench -- --history` (and after every full run) from every `bench/results/*.json`, ' +
       'including the earlier versions of a file in git; short runs (`-short`, `--quick`) and runs with castlog ' +
@@ -261,8 +254,7 @@ export function renderHistory(runs: readonly Run[]): string {
       'Each figure is the median of its rounds, with the lowest and highest round in brackets; a figure that misses ' +
       'its target is in bold. Method 1: runs before the median-of-rounds method (the write phases as one ratio of ' +
       'totals, over 3 alternating rounds from 2026-11-24 on and one measurement before; one measurement for the ' +
-      'other scenarios; the catch-up baseline reading its input while timed). ' +
-      'In the charts, the bars are the figure of each run and the line is the target._',
+      'other scenarios; the catch-up baseline reading its input while timed)._',
     '',
     header,
     `|---|---|---|---:|${METRICS.map(() => '---:').join('|')}|`,
@@ -272,13 +264,23 @@ export function renderHistory(runs: readonly Run[]): string {
         `\`${run.command}\` | ${run.method} | ${METRICS.map((metric) => cell(metric, run)).join(' | ')} |`,
     ),
     '',
-  ];
-  for (const metric of METRICS) {
-    const drawn = chart(metric, runs);
-    if (drawn) lines.push(drawn, '');
-  }
-  lines.push(HISTORY_END);
-  return lines.join('\n');
+  ].join('\n');
+}
+
+/** The history section of docs/performance.md: the chart, and where the table is. */
+export function renderHistory(runs: readonly Run[]): string {
+  const last = runs[runs.length - 1];
+  return [
+    HISTORY_START,
+    '',
+    `_Written by \`npm run bench -- --history\` (and after every full run): ${runs.length} runs` +
+      (last ? `, the last ${last.startedAt.slice(0, 16).replace('T', ' ')} UTC` : '') +
+      `. Every figure of every run is in [bench/results/${HISTORY_TABLE}](../bench/results/${HISTORY_TABLE})._`,
+    '',
+    `![Each target's figure over the runs](../bench/results/${HISTORY_CHART})`,
+    '',
+    HISTORY_END,
+  ].join('\n');
 }
 
 /** Rewrites the history section of docs/performance.md (between its markers; appended when they
@@ -292,6 +294,15 @@ export async function writeHistory(
   const doc = join(repoRoot, 'docs', 'performance.md');
   const text = existsSync(doc) ? readFileSync(doc, 'utf8') : '# Performance\n';
   const section = renderHistory(runs);
+  const panels = METRICS.map((metric) => panel(metric, runs)).filter(
+    (drawn): drawn is HistoryPanel => drawn !== undefined,
+  );
+  writeFileSync(
+    join(resultsDir, HISTORY_CHART),
+    renderHistoryChart('castlog against its baselines, run by run', panels),
+  );
+  const table = join(resultsDir, HISTORY_TABLE);
+  writeFileSync(table, await prettier.format(renderHistoryTable(runs), { filepath: table }));
   const start = text.indexOf(HISTORY_START);
   const end = text.indexOf(HISTORY_END);
   const next =

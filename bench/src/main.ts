@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     )
     .option(
       '--quick',
-      'a small smoke run: few events, short phases, results under bench/results/quick/',
+      'a small smoke run: few events, short phases, results under .castlog/bench/quick/',
       false,
     )
     .option('--concurrency <n>', 'concurrent HTTP clients of the write scenario', positiveInt, 64)
@@ -145,7 +145,10 @@ async function main(): Promise<void> {
       (pair: string, pairs: string[]) => [...pairs, pair],
       [],
     )
-    .option('--out <dir>', 'where results go (default bench/results, --quick bench/results/quick)')
+    .option(
+      '--out <dir>',
+      'where results go (default bench/results; short and --set runs .castlog/bench, --quick .castlog/bench/quick)',
+    )
     .option(
       '--history',
       'run nothing: rewrite the history of runs in docs/performance.md from bench/results/*.json',
@@ -171,7 +174,6 @@ async function main(): Promise<void> {
   const warmupPassS = options.warmup ?? (quick ? writeDurationS : FULL.warmupPassS);
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
-  const out = resolve(options.out ?? join(resultsDir, ...(quick ? ['quick'] : [])));
   const castlogSet = (() => {
     try {
       return castlogSettings(options.set);
@@ -198,6 +200,13 @@ async function main(): Promise<void> {
       : []),
     ...(runs('catchup') && events < FULL.events ? [`${events.toLocaleString('en-US')} events`] : []),
   ];
+  // Short runs and runs with settings of their own are experiments: not committed, so they go
+  // under .castlog/ (git ignores it) unless --out says otherwise.
+  const experiment = shortReasons.length > 0 || setLabel;
+  const out = resolve(
+    options.out ??
+      (experiment ? join(repoRoot, '.castlog', 'bench', ...(quick ? ['quick'] : [])) : resultsDir),
+  );
   const settings = {
     scenario: options.scenario,
     events,
