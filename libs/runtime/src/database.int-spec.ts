@@ -32,6 +32,7 @@ describe('openDatabaseAt', () => {
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'TokenChangeNotices1732400000004',
+      'UserChangeNotices1732400000010',
     ]);
     const [tables] = await first!.dataSource.query(
       `SELECT to_regclass('castlog_auth.users') IS NOT NULL AS auth,

@@ -134,7 +134,6 @@ export const isHttps = (request: GpodderRequest): boolean => request.protocol ==
 @Injectable()
 export class GpodderAuthGuard implements CanActivate {
   constructor(
-    @Inject(AuthStore) private readonly store: AuthStore,
     @Inject(TokenCache) private readonly tokens: TokenCache,
     @Inject(RateLimiter) private readonly limiter: RateLimits,
     @Inject(GpodderSessions) private readonly sessions: GpodderSessions,
@@ -196,7 +195,7 @@ export class GpodderAuthGuard implements CanActivate {
         return owner ? { user: { id: owner.userId, name: owner.userName }, credential: 'bearer' } : null;
       }
       if (credentials.name !== pathUser || !isPossibleUserName(credentials.name)) return null;
-      const id = await this.store.authenticatePassword(credentials.name, credentials.password);
+      const id = await this.tokens.authenticatePassword(credentials.name, credentials.password, now);
       return id ? { user: { id, name: credentials.name }, credential: 'basic' } : null;
     }
     if (cookie === undefined) return null;
