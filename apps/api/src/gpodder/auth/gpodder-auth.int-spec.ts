@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import { Controller, Get, Global, Module } from '@nestjs/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -54,6 +55,7 @@ async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplicat
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
   app.useGlobalFilters(new ErrorBodyFilter(1));
+  await app.register(fastifyCookie);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   apps.push(app);
