@@ -40,6 +40,8 @@ interface WorkloadFigures extends LatencySummary {
   readonly requests_per_s: number;
   /** CPU time of this process (castlog and the clients) per request. */
   readonly cpu_ms_per_request: number;
+  /** Password checks (scrypt) castlog ran. */
+  readonly password_checks: number;
   readonly errors: number;
   readonly first_error?: string;
 }
@@ -146,6 +148,22 @@ async function clientLife(client: SyncClient, pattern: Pattern, syncs: number): 
   }
 }
 
+/** Counts the password checks (scrypt) castlog runs in this process until `stop`. */
+function countPasswordChecks(): { readonly count: number; stop(): void } {
+  const prototype = AuthStore.prototype;
+  const original = Object.getOwnPropertyDescriptor(prototype, 'authenticatePassword')!;
+  const check = prototype.authenticatePassword;
+  const counter = {
+    count: 0,
+    stop: () => Object.defineProperty(prototype, 'authenticatePassword', original),
+  };
+  prototype.authenticatePassword = function (this: AuthStore, name: string, password: string) {
+    counter.count += 1;
+    return check.call(this, name, password);
+  };
+  return counter;
+}
+
 /** Every account's client living its life at once, in `pattern`; what they measured together. */
 async function runWorkload(
   port: number,
@@ -163,17 +181,25 @@ async function runWorkload(
     firstError ??= error.slice(0, 300);
   };
   const baseUrl = `http://127.0.0.1:${port}`;
+  const passwordChecks = countPasswordChecks();
   const cpuBefore = cpuUsage();
   const start = performance.now();
-  await Promise.all(
-    accounts.map((account) => clientLife(new SyncClient(baseUrl, account, pattern, record), pattern, syncs)),
-  );
+  try {
+    await Promise.all(
+      accounts.map((account) =>
+        clientLife(new SyncClient(baseUrl, account, pattern, record), pattern, syncs),
+      ),
+    );
+  } finally {
+    passwordChecks.stop();
+  }
   const elapsedS = since(start) / 1000;
   const cpu = cpuUsage(cpuBefore);
   return {
     ...summarize(latencies),
     requests_per_s: round((latencies.length - errors) / elapsedS, 1),
     cpu_ms_per_request: round((cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length)),
+    password_checks: passwordChecks.count,
     errors,
     ...(firstError ? { first_error: firstError } : {}),
   };
@@ -241,6 +267,7 @@ function gpodderOutcome(
       1,
     ),
     cpu_ms_per_request: spreadOf(rounds.map((r) => r[side].cpu_ms_per_request)),
+    password_checks: rounds.reduce((sum, r) => sum + r[side].password_checks, 0),
     mean_ms: spreadOf(rounds.map((r) => r[side].mean_ms)),
     p50_ms: spreadOf(rounds.map((r) => r[side].p50_ms)),
     p99_ms: spreadOf(rounds.map((r) => r[side].p99_ms)),
@@ -254,7 +281,7 @@ function gpodderOutcome(
   const p50Ratio = spreadOf(rounds.map((r) => r.p50_ratio));
   options.log(
     `gpodder: Basic ${formatSpread(basic.requests_per_s)} req/s, cookie ${formatSpread(cookie.requests_per_s)} req/s, ` +
-      `ratio ${formatSpread(throughputRatio)}${basic.errors + cookie.errors ? ` (errors: ${basic.first_error ?? cookie.first_error})` : ''}`,
+      `ratio ${formatSpread(throughputRatio)}; password checks: Basic ${basic.password_checks}, cookie ${cookie.password_checks}${basic.errors + cookie.errors ? ` (errors: ${basic.first_error ?? cookie.first_error})` : ''}`,
   );
   const target = targetOf('gpodder.basic.throughput');
   return {
