@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { cpuUsage } from 'node:process';
 import { BenchInfra } from '../infra';
 import { benchConfig, createDatabase, deleteTopics, startCastlog, uniqueName } from '../castlog';
-import { ScenarioOutcome } from '../report';
+import { ScenarioOutcome, SummaryRow } from '../report';
 import { alternate, Side } from '../rounds';
-import { formatSpread, LatencySummary, ratio, round, since, spreadOf, summarize } from '../stats';
+import { formatSpread, LatencySummary, ratio, round, since, Spread, spreadOf, summarize } from '../stats';
 import { targetOf } from '../targets';
 
 export interface GpodderOptions {
@@ -255,13 +255,9 @@ type GpodderRound = Awaited<ReturnType<typeof alternate<WorkloadFigures>>>[numbe
   readonly p50_ratio: number;
 };
 
-/** The medians of the rounds, the JSON section, the table rows and the chart. */
-function gpodderOutcome(
-  options: GpodderOptions,
-  rounds: readonly GpodderRound[],
-  tokenCacheTtlMs: number,
-): ScenarioOutcome {
-  const over = (side: Side) => ({
+/** One side's figures over the rounds: medians with min and max, and totals. */
+function overRounds(rounds: readonly GpodderRound[], side: Side) {
+  return {
     requests_per_s: spreadOf(
       rounds.map((r) => r[side].requests_per_s),
       1,
@@ -274,16 +270,58 @@ function gpodderOutcome(
     requests: rounds.reduce((sum, r) => sum + r[side].count, 0),
     errors: rounds.reduce((sum, r) => sum + r[side].errors, 0),
     first_error: rounds.find((r) => r[side].first_error)?.[side].first_error,
+  };
+}
+
+type SideOverRounds = ReturnType<typeof overRounds>;
+
+/** The summary table's rows: throughput (the target's figure), p50 and CPU per request. */
+function gpodderRows(
+  basic: SideOverRounds,
+  cookie: SideOverRounds,
+  throughput: Spread,
+  p50: Spread,
+): SummaryRow[] {
+  const target = targetOf('gpodder.basic.throughput');
+  const row = (metric: string, unit: string, key: 'requests_per_s' | 'p50_ms' | 'cpu_ms_per_request') => ({
+    scenario: 'gpodder',
+    metric: `Basic on every request / cookie, ${metric}`,
+    unit,
+    measured: basic[key].median,
+    baseline: cookie[key].median,
   });
-  const basic = over('castlog');
-  const cookie = over('baseline');
+  return [
+    {
+      ...row('throughput', 'req/s', 'requests_per_s'),
+      ratio: throughput.median,
+      ratio_rounds: throughput,
+      target: target.text,
+      met: target.met(throughput.median),
+    },
+    { ...row('p50', 'ms', 'p50_ms'), ratio: p50.median, ratio_rounds: p50 },
+    {
+      ...row('CPU per request', 'ms', 'cpu_ms_per_request'),
+      ratio: ratio(basic.cpu_ms_per_request.median, cookie.cpu_ms_per_request.median),
+    },
+  ];
+}
+
+/** The medians of the rounds, the JSON section, the table rows and the chart. */
+function gpodderOutcome(
+  options: GpodderOptions,
+  rounds: readonly GpodderRound[],
+  tokenCacheTtlMs: number,
+): ScenarioOutcome {
+  const basic = overRounds(rounds, 'castlog');
+  const cookie = overRounds(rounds, 'baseline');
   const throughputRatio = spreadOf(rounds.map((r) => r.throughput_ratio));
   const p50Ratio = spreadOf(rounds.map((r) => r.p50_ratio));
+  const errors = basic.errors + cookie.errors;
   options.log(
     `gpodder: Basic ${formatSpread(basic.requests_per_s)} req/s, cookie ${formatSpread(cookie.requests_per_s)} req/s, ` +
-      `ratio ${formatSpread(throughputRatio)}; password checks: Basic ${basic.password_checks}, cookie ${cookie.password_checks}${basic.errors + cookie.errors ? ` (errors: ${basic.first_error ?? cookie.first_error})` : ''}`,
+      `ratio ${formatSpread(throughputRatio)}; password checks: Basic ${basic.password_checks}, cookie ${cookie.password_checks}` +
+      (errors ? ` (errors: ${basic.first_error ?? cookie.first_error})` : ''),
   );
-  const target = targetOf('gpodder.basic.throughput');
   return {
     name: 'gpodder',
     result: {
@@ -307,36 +345,7 @@ function gpodderOutcome(
       p50_ratio: p50Ratio,
       throughput_ratio_vs_baseline: throughputRatio.median,
     },
-    rows: [
-      {
-        scenario: 'gpodder',
-        metric: 'Basic on every request / cookie, throughput',
-        unit: 'req/s',
-        measured: basic.requests_per_s.median,
-        baseline: cookie.requests_per_s.median,
-        ratio: throughputRatio.median,
-        ratio_rounds: throughputRatio,
-        target: target.text,
-        met: target.met(throughputRatio.median),
-      },
-      {
-        scenario: 'gpodder',
-        metric: 'Basic on every request / cookie, p50',
-        unit: 'ms',
-        measured: basic.p50_ms.median,
-        baseline: cookie.p50_ms.median,
-        ratio: p50Ratio.median,
-        ratio_rounds: p50Ratio,
-      },
-      {
-        scenario: 'gpodder',
-        metric: 'Basic on every request / cookie, CPU per request',
-        unit: 'ms',
-        measured: basic.cpu_ms_per_request.median,
-        baseline: cookie.cpu_ms_per_request.median,
-        ratio: ratio(basic.cpu_ms_per_request.median, cookie.cpu_ms_per_request.median),
-      },
-    ],
+    rows: gpodderRows(basic, cookie, throughputRatio, p50Ratio),
     chart: gpodderChart(options, basic, cookie),
   };
 }
