@@ -51,7 +51,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000002');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000008');
-    expect((await recorded(v2)).length).toBe(13);
+    expect((await recorded(v2)).length).toBe(14);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );
