@@ -10,10 +10,12 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
     '^.+\\.ts$': tsJest,
-    // ESM-only dependencies (of @fastify/static) compiled to CommonJS for jest's runtime.
+    // ESM-only dependencies (of @fastify/static and @fastify/cookie) compiled to CommonJS for
+    // jest's runtime, and @fastify/cookie's dynamic import of one into a require.
     '^.+/node_modules/content-disposition/.+\\.js$': tsJest,
+    '^.+/node_modules/@fastify/cookie/(index|node_modules/cookie/.+)\\.js$': tsJest,
   },
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/|@fastify/cookie/|cookie/dist/)'],
   moduleNameMapper: {
     '^@castlog/domain$': '<rootDir>/libs/domain/src',
     '^@castlog/event-log$': '<rootDir>/libs/event-log/src',

@@ -14,12 +14,13 @@ import { markdownTable, ScenarioOutcome, targetsTable } from './report';
 import { commandOf, inHistory, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
 import { coldStartScenario } from './scenarios/coldstart';
+import { gpodderScenario } from './scenarios/gpodder';
 import { listingScenario } from './scenarios/listing';
 import { replayScenario } from './scenarios/replay';
 import { writeScenario } from './scenarios/write';
 import { evaluateTargets } from './targets';
 
-const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart'] as const;
+const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart', 'gpodder'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** The settings a full run uses; a run below any of them is labelled short (`-short` in its file
@@ -30,6 +31,9 @@ const FULL = {
   listingDurationS: 15,
   writeRounds: 5,
   otherRounds: 3,
+  gpodderRounds: 5,
+  gpodderClients: 16,
+  gpodderSyncs: 10,
   warmupPassS: 60,
 };
 
@@ -61,6 +65,8 @@ interface Options {
   warmup?: number;
   listingConcurrency: number;
   subscriptions?: number;
+  gpodderClients: number;
+  gpodderSyncs: number;
   profile: boolean;
   set: string[];
   out?: string;
@@ -123,7 +129,7 @@ async function main(): Promise<void> {
     )
     .option(
       '--rounds <n>',
-      'alternating baseline/castlog rounds of every scenario (default: write 5, catchup, listing and coldstart 3; --quick 2 for write, 1 for the others)',
+      'alternating baseline/castlog rounds of every scenario (default: write and gpodder 5, catchup, listing and coldstart 3; --quick 2 for write, 1 for the others)',
       positiveInt,
     )
     .option(
@@ -136,6 +142,18 @@ async function main(): Promise<void> {
       '--subscriptions <n>',
       "the listing user's subscriptions (default 10,000; --quick 2,000)",
       positiveInt,
+    )
+    .option(
+      '--gpodder-clients <n>',
+      'gpodder: clients syncing at once, a user each',
+      positiveInt,
+      FULL.gpodderClients,
+    )
+    .option(
+      '--gpodder-syncs <n>',
+      'gpodder: incremental syncs of each client after its first',
+      positiveInt,
+      FULL.gpodderSyncs,
     )
     .option('--profile', 'catchup: time applyBatch by stage (load / decide / write / commit)', false)
     .option(
@@ -171,6 +189,7 @@ async function main(): Promise<void> {
   const listingDurationS = options.duration ?? (quick ? 2 : FULL.listingDurationS);
   const writeRounds = options.rounds ?? (quick ? 2 : FULL.writeRounds);
   const otherRounds = options.rounds ?? (quick ? 1 : FULL.otherRounds);
+  const gpodderRounds = options.rounds ?? (quick ? 1 : FULL.gpodderRounds);
   const warmupPassS = options.warmup ?? (quick ? writeDurationS : FULL.warmupPassS);
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
@@ -199,6 +218,11 @@ async function main(): Promise<void> {
       ? [`${otherRounds} rounds for catchup, listing and coldstart`]
       : []),
     ...(runs('catchup') && events < FULL.events ? [`${events.toLocaleString('en-US')} events`] : []),
+    ...(runs('gpodder') && gpodderRounds < FULL.gpodderRounds ? [`gpodder: ${gpodderRounds} rounds`] : []),
+    ...(runs('gpodder') &&
+    (options.gpodderClients !== FULL.gpodderClients || options.gpodderSyncs !== FULL.gpodderSyncs)
+      ? [`gpodder: ${options.gpodderClients} clients, ${options.gpodderSyncs} incremental syncs`]
+      : []),
   ];
   // Short runs and runs with settings of their own are experiments: not committed, so they go
   // under .castlog/ (git ignores it) unless --out says otherwise.
@@ -220,6 +244,9 @@ async function main(): Promise<void> {
     listing_duration_s: listingDurationS,
     listing_concurrency: options.listingConcurrency,
     subscriptions,
+    gpodder_clients: options.gpodderClients,
+    gpodder_syncs: options.gpodderSyncs,
+    gpodder_rounds: gpodderRounds,
     profile: options.profile,
     out: relative(repoRoot, out) || '.',
   };
@@ -315,6 +342,16 @@ async function main(): Promise<void> {
           outcomes.push(caught.outcome);
         }
         outcomes.push(await replayScenario(fixture, log));
+      } else if (scenario === 'gpodder') {
+        outcomes.push(
+          await gpodderScenario(infra, {
+            clients: options.gpodderClients,
+            syncs: options.gpodderSyncs,
+            rounds: gpodderRounds,
+            castlogSettings: castlogSet,
+            log,
+          }),
+        );
       } else {
         outcomes.push(
           await coldStartScenario({ repoRoot, rounds: otherRounds, castlogSettings: castlogSet, log }),

@@ -109,7 +109,7 @@ describe('the bench method', () => {
       catchup: { settings: { events: 20_000 }, throughput_ratio_vs_baseline: 0.9 },
     });
     const byId = Object.fromEntries(targets.map((target) => [target.id, target]));
-    expect(targets).toHaveLength(8);
+    expect(targets).toHaveLength(9);
     expect(byId['write.single.throughput']).toMatchObject({
       status: 'missed',
       figure: 0.61,
@@ -121,5 +121,13 @@ describe('the bench method', () => {
     expect(byId['catchup.throughput']?.note).toMatch(/20,000 events/);
     expect(byId['listing.p99']).toMatchObject({ status: 'not measured' });
     expect(byId['coldstart.ready']).toMatchObject({ status: 'not measured' });
+    expect(byId['gpodder.basic.throughput']).toMatchObject({ status: 'not measured' });
+    const gpodder = evaluateTargets({
+      gpodder: {
+        throughput_ratio_vs_baseline: 0.93,
+        throughput_ratio: { median: 0.93, min: 0.78, max: 1.02 },
+      },
+    }).find((target) => target.id === 'gpodder.basic.throughput');
+    expect(gpodder).toMatchObject({ status: 'met', figure: 0.93, every_round_met: false });
   });
 });

@@ -3,6 +3,7 @@ import { TokenChangeNotices1732400000004 } from './migrations/1732400000004-toke
 import { RateLimitBuckets1732400000005 } from './migrations/1732400000005-rate-limit-buckets';
 import { SessionTokens1732400000007 } from './migrations/1732400000007-session-tokens';
 import { SessionUse1732400000009 } from './migrations/1732400000009-session-use';
+import { UserChangeNotices1732400000010 } from './migrations/1732400000010-user-change-notices';
 
 export * from './auth.store';
 export * from './credentials';
@@ -16,10 +17,19 @@ export {
   RateLimitBuckets1732400000005,
   SessionTokens1732400000007,
   SessionUse1732400000009,
+  UserChangeNotices1732400000010,
 };
 
-/** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash). */
+/** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash) and a user
+ * whose password or name changed or who was removed (payload: `user:<id>`, see `changedUserOf`). */
 export const TOKENS_CHANNEL = 'castlog_tokens';
+
+const USER_NOTICE = /^user:([0-9a-f-]{36})$/;
+
+/** The user id a notice on TOKENS_CHANNEL names, or undefined when it names a token. */
+export function changedUserOf(payload: string): string | undefined {
+  return USER_NOTICE.exec(payload)?.[1];
+}
 
 /** The migrations of the auth schema, in order, for a DataSource's `migrations` option. */
 export const authMigrations = [
@@ -28,4 +38,5 @@ export const authMigrations = [
   RateLimitBuckets1732400000005,
   SessionTokens1732400000007,
   SessionUse1732400000009,
+  UserChangeNotices1732400000010,
 ];

@@ -1,4 +1,5 @@
 import { Config } from '@castlog/config';
+import fastifyCookie from '@fastify/cookie';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { Metrics, PinoNestLogger } from '@castlog/runtime';
@@ -75,6 +76,8 @@ export async function createHttpApp(
     bodyParser: false,
   });
   app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
+  // Cookies parsed into `request.cookies`, set with `reply.setCookie` (the gpodder.net session).
+  await app.register(fastifyCookie);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.server.on('checkExpectation', answerUnmetExpectation);
   // A request that comes while the app drains (on a connection kept alive) is told to come back.

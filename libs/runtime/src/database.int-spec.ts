@@ -32,6 +32,7 @@ describe('openDatabaseAt', () => {
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'TokenChangeNotices1732400000004',
+      'UserChangeNotices1732400000010',
     ]);
     const [tables] = await first!.dataSource.query(
       `SELECT to_regclass('castlog_auth.users') IS NOT NULL AS auth,
@@ -50,7 +51,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000002');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000008');
-    expect((await recorded(v2)).length).toBe(13);
+    expect((await recorded(v2)).length).toBe(14);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

@@ -17,6 +17,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_1732400000008',
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
+      'UserChangeNotices1732400000010',
     ]);
     expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
   });

@@ -4,6 +4,7 @@ import {
   SessionTokens1732400000007,
   SessionUse1732400000009,
   TokenChangeNotices1732400000004,
+  UserChangeNotices1732400000010,
 } from '@castlog/auth';
 import { EventLogTable1732400000001 } from '@castlog/event-log';
 import { Database, ProjectionVersionsTable1732400000003, readModelMigrations } from '@castlog/read-model';
@@ -30,6 +31,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     ...readModelMigrations(schema),
     SessionTokens1732400000007,
     SessionUse1732400000009,
+    UserChangeNotices1732400000010,
   ];
 }
 

@@ -4,7 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AuthStore } from '@castlog/auth';
+import { AuthStore, hashPassword } from '@castlog/auth';
 import { CONFIG, loadConfig } from '@castlog/config';
 import { DATABASE } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
@@ -176,6 +176,51 @@ describe('with a generous rate limit', () => {
       for (const { token } of [revoked, expired, removed]) await refusedSoon(`Bearer ${token}`);
     });
 
+    it('checks a right password once while it is remembered, a wrong one every time', async () => {
+      const user = await freshUser();
+      const check = jest.spyOn(app.get(AuthStore), 'authenticatePassword');
+      try {
+        for (let i = 0; i < 3; i += 1)
+          expect((await whoAmI(basic(user.name, user.password))).json()).toEqual({ userId: user.id });
+        expect(check).toHaveBeenCalledTimes(1);
+        for (let i = 0; i < 3; i += 1)
+          expect((await whoAmI(basic(user.name, `${user.password}x`))).statusCode).toBe(401);
+        expect(check).toHaveBeenCalledTimes(4);
+      } finally {
+        check.mockRestore();
+      }
+    });
+
+    it('refuses remembered Basic credentials once the password changes or the user is removed, in every instance', async () => {
+      const other = await startApp(10_000);
+      const whoAmIOn = (instance: NestFastifyApplication, authorization: string) =>
+        instance.inject({ method: 'GET', url: '/v1/whoami', headers: { authorization } });
+      const refusedSoon = (instance: NestFastifyApplication, header: string) =>
+        poll(`${header} to be refused`, async () => (await whoAmIOn(instance, header)).statusCode === 401, {
+          timeoutMs: 5000,
+          everyMs: 20,
+        });
+      const changed = await freshUser();
+      const removed = await freshUser();
+      for (const instance of [app, other])
+        for (const user of [changed, removed])
+          expect((await whoAmIOn(instance, basic(user.name, user.password))).statusCode).toBe(200);
+
+      await dataSource.query(`UPDATE castlog_auth.users SET password_hash = $2 WHERE id = $1`, [
+        changed.id,
+        await hashPassword('new password'),
+      ]);
+      await store.removeUser(removed.name);
+      // Within the 60 s lifetime: only the change notices can make these 401.
+      for (const instance of [app, other]) {
+        await refusedSoon(instance, basic(changed.name, changed.password));
+        await refusedSoon(instance, basic(removed.name, removed.password));
+        expect((await whoAmIOn(instance, basic(changed.name, 'new password'))).json()).toEqual({
+          userId: changed.id,
+        });
+      }
+    });
+
     it('answers 401 for missing, malformed, wrong and revoked credentials', async () => {
       const user = await freshUser();
       const { token } = await store.issueToken(user.name, 'cli', 60_000);
@@ -233,5 +278,24 @@ describe('with a rate limit of 2 a minute', () => {
     expect(limited.json()).toEqual({ code: '429', message: 'Too many requests' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(29);
     expect((await get(bob)).statusCode).toBe(200);
+  });
+
+  it('counts failed Basic credentials as before: past the limit, remembered ones answer 429 too', async () => {
+    const app = await startApp(2);
+    const user = await freshUser();
+    const remoteAddress = `127.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 2}`;
+    const whoAmI = (password: string) =>
+      app.inject({
+        method: 'GET',
+        url: '/v1/whoami',
+        remoteAddress,
+        headers: { authorization: `Basic ${Buffer.from(`${user.name}:${password}`).toString('base64')}` },
+      });
+    expect((await whoAmI(user.password)).statusCode).toBe(200);
+    expect((await whoAmI('wrong')).statusCode).toBe(401);
+    expect((await whoAmI('wrong')).statusCode).toBe(401);
+    const blocked = await whoAmI(user.password);
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json()).toEqual({ code: '429', message: 'Too many requests' });
   });
 });

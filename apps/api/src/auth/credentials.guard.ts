@@ -14,7 +14,7 @@ import {
   ApiUnauthorizedResponse,
   DocumentBuilder,
 } from '@nestjs/swagger';
-import { AuthStore, CredentialVerifier, authenticate } from '@castlog/auth';
+import { CredentialVerifier, authenticate } from '@castlog/auth';
 import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
 import {
@@ -49,17 +49,16 @@ export interface AuthenticatedRequest {
 @Injectable()
 export class CredentialsGuard implements CanActivate {
   constructor(
-    @Inject(AuthStore) private readonly store: AuthStore,
     @Inject(TokenCache) private readonly tokens: TokenCache,
     @Inject(RateLimiter) private readonly limiter: RateLimits,
   ) {}
 
-  /** The store, except that known tokens need no query (TokenCache) and Basic credentials with a
-   * name no user can have fail without one. */
+  /** The store, except that known tokens and recently verified Basic credentials need no query
+   * nor scrypt (TokenCache), and Basic credentials with a name no user can have fail without one. */
   private readonly verifier: CredentialVerifier = {
     authenticateToken: (token, now) => this.tokens.authenticateToken(token, now),
     authenticatePassword: (name, password) =>
-      isPossibleUserName(name) ? this.store.authenticatePassword(name, password) : Promise.resolve(null),
+      isPossibleUserName(name) ? this.tokens.authenticatePassword(name, password) : Promise.resolve(null),
   };
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -1,9 +1,10 @@
-import { AuthStore, hashToken, TOKENS_CHANNEL, TokenOwner } from '@castlog/auth';
+import { AuthStore, changedUserOf, hashToken, TOKENS_CHANNEL, TokenOwner } from '@castlog/auth';
 import { CONFIG, Config } from '@castlog/config';
 import { Database } from '@castlog/read-model';
 import { DependencyHealth, NotificationListener } from '@castlog/supervision';
 import { DATABASE } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { VerifiedCredentials } from './verified-credentials';
 
 /** Most tokens remembered at once; the oldest go first. */
 const MAX_ENTRIES = 10_000;
@@ -20,10 +21,14 @@ interface Entry {
 }
 
 /** Remembers which user a valid access or CLI token, or a gpodder.net session, belongs to, so a
- * request with a known token costs no query. A token is forgotten as soon as PostgreSQL announces that it was revoked or
- * deleted (a trigger sends its hash on `castlog_tokens`, whoever changed it), at its expiry, and
- * after TOKEN_CACHE_TTL. While the announcements cannot be heard (the listener is down), nothing is
- * remembered and every token is looked up. */
+ * request with a known token costs no query; and which Basic credentials a password check accepted
+ * (VerifiedCredentials), so a client sending them on every request costs no scrypt each time. A
+ * token is forgotten as soon as PostgreSQL announces that it was revoked or deleted (a trigger
+ * sends its hash on `castlog_tokens`, whoever changed it), at its expiry, and after
+ * TOKEN_CACHE_TTL; a user's credentials as soon as PostgreSQL announces that its password or name
+ * changed or that it was removed (`user:<id>` on the same channel), and after TOKEN_CACHE_TTL.
+ * While the announcements cannot be heard (the listener is down), nothing is remembered and every
+ * token and password is checked. */
 @Injectable()
 export class TokenCache implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(TokenCache.name);
@@ -32,6 +37,9 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
   private listening = false;
   /** Counts announcements: a lookup that an announcement overtook is not remembered. */
   private generation = 0;
+  private readonly credentials: VerifiedCredentials;
+  /** Counts user announcements: a password check that one overtook is not remembered. */
+  private userGeneration = 0;
 
   constructor(
     @Inject(AuthStore) private readonly store: AuthStore,
@@ -39,11 +47,12 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
     @Inject(DATABASE) database: Database,
     health: DependencyHealth,
   ) {
+    this.credentials = new VerifiedCredentials(config.TOKEN_CACHE_TTL);
     this.listener = new NotificationListener(
       database.url,
       [TOKENS_CHANNEL],
       {
-        notice: (_channel, hash) => this.forget(hash),
+        notice: (_channel, payload) => this.announced(payload),
         listening: async () => {
           this.forgetAll();
           this.listening = true;
@@ -92,6 +101,19 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
     this.forget(hashToken(token));
   }
 
+  /** The user id when the name and password are right, otherwise null; as
+   * `AuthStore.authenticatePassword`, which runs only for credentials not accepted recently. */
+  async authenticatePassword(name: string, password: string, now: Date = new Date()): Promise<string | null> {
+    if (!this.listening) return this.store.authenticatePassword(name, password);
+    const known = this.credentials.userId(name, password, now.getTime());
+    if (known !== undefined) return known;
+    const generation = this.userGeneration;
+    const userId = await this.store.authenticatePassword(name, password);
+    if (userId && this.listening && generation === this.userGeneration)
+      this.credentials.remember(name, password, userId, now.getTime());
+    return userId;
+  }
+
   private async owner(use: Use, token: string, now: Date): Promise<TokenOwner | null> {
     const lookUp = () =>
       use === 'bearer' ? this.store.tokenOwner(token, now) : this.store.sessionOwner(token, now);
@@ -110,6 +132,16 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
     return owner;
   }
 
+  private announced(payload: string): void {
+    const userId = changedUserOf(payload);
+    if (userId === undefined) {
+      this.forget(payload);
+    } else {
+      this.userGeneration += 1;
+      this.credentials.forgetUser(userId);
+    }
+  }
+
   private forget(hash: string): void {
     this.generation += 1;
     this.entries.delete(hash);
@@ -117,6 +149,8 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
 
   private forgetAll(): void {
     this.generation += 1;
+    this.userGeneration += 1;
     this.entries.clear();
+    this.credentials.forgetAll();
   }
 }

@@ -1,17 +1,17 @@
 import { Controller, Header, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ReplyWithHeaders } from '../../auth/rate-limit.guard';
 import { GpodderRoute } from '../gpodder.openapi';
 import {
   EndsSession,
   GpodderAuthenticated,
   GpodderIdentity,
+  GpodderReply,
   GpodderRequest,
   GpodderSessions,
   GpodderUser,
   isHttps,
 } from './gpodder-auth.guard';
-import { clearedSessionCookie } from './session-cookie';
+import { clearSessionCookie } from './session-cookie';
 
 const userParam = ApiParam({
   name: 'user',
@@ -45,7 +45,7 @@ export class GpodderAuthController {
   })
   async login(
     @Req() request: GpodderRequest,
-    @Res({ passthrough: true }) reply: ReplyWithHeaders,
+    @Res({ passthrough: true }) reply: GpodderReply,
     @GpodderUser() user: GpodderIdentity,
   ): Promise<Record<string, never>> {
     await this.sessions.keep(request, reply, user);
@@ -70,11 +70,11 @@ export class GpodderAuthController {
   })
   async logout(
     @Req() request: GpodderRequest,
-    @Res({ passthrough: true }) reply: ReplyWithHeaders,
+    @Res({ passthrough: true }) reply: GpodderReply,
     @GpodderUser() user: GpodderIdentity,
   ): Promise<Record<string, never>> {
     await this.sessions.end(request, user);
-    reply.header('Set-Cookie', clearedSessionCookie(isHttps(request)));
+    clearSessionCookie(reply, isHttps(request));
     return {};
   }
 }

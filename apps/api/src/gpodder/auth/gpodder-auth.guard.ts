@@ -30,7 +30,7 @@ import {
   tooManyRequests,
 } from '../../auth/rate-limit.guard';
 import { TokenCache } from '../../auth/token-cache';
-import { readSessionCookie, sessionCookie } from './session-cookie';
+import { ReplyWithCookies, RequestWithCookies, readSessionCookie, setSessionCookie } from './session-cookie';
 
 /** The challenge on every 401 of the gpodder.net routes: mygpoclient sends Basic credentials only
  * in answer to it. */
@@ -45,8 +45,9 @@ export interface GpodderIdentity {
 /** How the request proved who it is. */
 export type GpodderCredential = 'basic' | 'bearer' | 'session';
 
-/** The request as the gpodder guard sees it (Fastify's), and what it adds. */
-export interface GpodderRequest {
+/** The request as the gpodder guard sees it (Fastify's, its cookies parsed by @fastify/cookie),
+ * and what it adds. */
+export interface GpodderRequest extends RequestWithCookies {
   headers: Record<string, string | string[] | undefined>;
   params?: Record<string, string | undefined>;
   ip?: string;
@@ -66,6 +67,9 @@ export function gpodderUnauthorized(reply: ReplyWithHeaders): UnauthorizedExcept
   return new UnauthorizedException('User not authorized');
 }
 
+/** The reply as the gpodder guard sees it (Fastify's, with @fastify/cookie's `setCookie`). */
+export type GpodderReply = ReplyWithHeaders & ReplyWithCookies;
+
 const ENDS_SESSION = 'castlog:gpodder-ends-session';
 
 /** Marks a route that ends the session (logout): the guard sets no session cookie for it. */
@@ -84,12 +88,12 @@ export class GpodderSessions {
    * this user (no new row), otherwise a new session. Once per request. */
   async keep(
     request: GpodderRequest,
-    reply: ReplyWithHeaders,
+    reply: GpodderReply,
     user: GpodderIdentity,
     now: Date = new Date(),
   ): Promise<void> {
     if (request.gpodderSession !== undefined) return;
-    const cookie = readSessionCookie(request.headers.cookie);
+    const cookie = readSessionCookie(request);
     const current = cookie === undefined ? null : await this.tokens.sessionOwner(cookie, now);
     const session =
       cookie !== undefined && current?.userId === user.id
@@ -101,18 +105,18 @@ export class GpodderSessions {
   /** Sets `session`'s cookie on the reply, with the session's expiry; `keep` then adds no other. */
   send(
     request: GpodderRequest,
-    reply: ReplyWithHeaders,
+    reply: GpodderReply,
     session: { token: string; expiresAt: Date },
     now: Date,
   ): void {
-    reply.header('Set-Cookie', sessionCookie(session.token, session.expiresAt, now, isHttps(request)));
+    setSessionCookie(reply, session.token, session.expiresAt, now, isHttps(request));
     request.gpodderSession = session.token;
   }
 
   /** Ends the session the request's cookie names, when it is one of this user's; this process
    * refuses it from now on, other replicas once PostgreSQL's notice reaches them. */
   async end(request: GpodderRequest, user: GpodderIdentity): Promise<void> {
-    const cookie = readSessionCookie(request.headers.cookie);
+    const cookie = readSessionCookie(request);
     if (cookie === undefined) return;
     await this.store.endSession(cookie, user.id);
     this.tokens.forgetToken(cookie);
@@ -134,7 +138,6 @@ export const isHttps = (request: GpodderRequest): boolean => request.protocol ==
 @Injectable()
 export class GpodderAuthGuard implements CanActivate {
   constructor(
-    @Inject(AuthStore) private readonly store: AuthStore,
     @Inject(TokenCache) private readonly tokens: TokenCache,
     @Inject(RateLimiter) private readonly limiter: RateLimits,
     @Inject(GpodderSessions) private readonly sessions: GpodderSessions,
@@ -144,11 +147,11 @@ export class GpodderAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest<GpodderRequest>();
-    const reply = http.getResponse<ReplyWithHeaders>();
+    const reply = http.getResponse<GpodderReply>();
     const now = new Date();
     const header =
       typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
-    const cookie = readSessionCookie(request.headers.cookie);
+    const cookie = readSessionCookie(request);
     const failures = new FailedCredentials(
       this.limiter,
       request,
@@ -196,7 +199,7 @@ export class GpodderAuthGuard implements CanActivate {
         return owner ? { user: { id: owner.userId, name: owner.userName }, credential: 'bearer' } : null;
       }
       if (credentials.name !== pathUser || !isPossibleUserName(credentials.name)) return null;
-      const id = await this.store.authenticatePassword(credentials.name, credentials.password);
+      const id = await this.tokens.authenticatePassword(credentials.name, credentials.password, now);
       return id ? { user: { id, name: credentials.name }, credential: 'basic' } : null;
     }
     if (cookie === undefined) return null;

@@ -1,15 +1,17 @@
+import fastifyCookie from '@fastify/cookie';
 import { Controller, Get, Global, Module } from '@nestjs/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AuthStore } from '@castlog/auth';
+import { AuthStore, hashPassword } from '@castlog/auth';
 import { CONFIG, loadConfig } from '@castlog/config';
 import { ErrorBodyFilter } from '@castlog/http';
 import { DATABASE } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
 import { openAuthTestDatabase } from '../../../../../test/support/databases';
+import { poll } from '../../../../../test/support/until';
 import { addAuthSecuritySchemes } from '../../auth/credentials.guard';
 import { GpodderAuthModule, GpodderAuthenticated, GpodderIdentity, GpodderUser } from './gpodder-auth';
 
@@ -53,6 +55,7 @@ async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplicat
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
   app.useGlobalFilters(new ErrorBodyFilter(1));
+  await app.register(fastifyCookie);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   apps.push(app);
@@ -145,6 +148,34 @@ describe('with a generous rate limit', () => {
     expect(foreign.statusCode).toBe(200);
     expect(sessionOf(foreign.headers['set-cookie'])).not.toBe(session);
     expect(await sessionRows(other.id)).toBe(1);
+  });
+
+  it('checks Basic credentials once while they are remembered, and no longer once the password changes', async () => {
+    const user = await freshUser();
+    const check = jest.spyOn(app.get(AuthStore), 'authenticatePassword');
+    const byPassword = (password: string) => whoAmI(user.name, { authorization: basic(user.name, password) });
+    try {
+      for (let i = 0; i < 3; i += 1) expect((await byPassword(user.password)).statusCode).toBe(200);
+      expect(check).toHaveBeenCalledTimes(1);
+      for (let i = 0; i < 2; i += 1) expect401(await byPassword(`${user.password}x`));
+      expect(check).toHaveBeenCalledTimes(3);
+    } finally {
+      check.mockRestore();
+    }
+    await dataSource.query(`UPDATE castlog_auth.users SET password_hash = $2 WHERE id = $1`, [
+      user.id,
+      await hashPassword('new password'),
+    ]);
+    // Within the 60 s lifetime: only the change notice can make this 401.
+    await poll(
+      'the old password to be refused',
+      async () => (await byPassword(user.password)).statusCode === 401,
+      {
+        timeoutMs: 5000,
+        everyMs: 20,
+      },
+    );
+    expect((await byPassword('new password')).statusCode).toBe(200);
   });
 
   it('accepts an access or CLI token as Bearer, without setting a cookie', async () => {

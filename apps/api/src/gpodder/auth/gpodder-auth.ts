@@ -24,5 +24,5 @@ export {
   GpodderUser,
   gpodderUnauthorized,
 } from './gpodder-auth.guard';
-export type { GpodderCredential, GpodderIdentity, GpodderRequest } from './gpodder-auth.guard';
+export type { GpodderCredential, GpodderIdentity, GpodderReply, GpodderRequest } from './gpodder-auth.guard';
 export { SESSION_COOKIE } from './session-cookie';

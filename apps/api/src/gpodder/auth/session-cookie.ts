@@ -1,47 +1,47 @@
+import type { CookieSerializeOptions } from '@fastify/cookie';
+
 /** The session cookie's name, as gpodder.net (Django) names it. */
 export const SESSION_COOKIE = 'sessionid';
 
-/** The value of the session cookie in a Cookie header (`name=value` pairs separated by `;`, RFC
- * 6265 §4.2.1; a value may be quoted), or undefined when there is none. The first one counts. No
- * percent-decoding: sessions are base64url text, and anything else is no session anyway.
- * (@fastify/cookie's exported `parse` and `serialize` need the plugin registered first: they load
- * the `cookie` module on registration.) */
-export function readSessionCookie(header: string | string[] | undefined): string | undefined {
-  const text = Array.isArray(header) ? header.join('; ') : header;
-  if (!text) return undefined;
-  for (const pair of text.split(';')) {
-    const equals = pair.indexOf('=');
-    if (equals < 0 || pair.slice(0, equals).trim() !== SESSION_COOKIE) continue;
-    const value = pair.slice(equals + 1).trim();
-    const unquoted =
-      value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
-    return unquoted === '' ? undefined : unquoted;
-  }
-  return undefined;
+/** A request as @fastify/cookie leaves it: its Cookie header parsed into `cookies`. */
+export interface RequestWithCookies {
+  cookies?: Record<string, string | undefined> | null;
 }
 
-/** A `Set-Cookie` value for the session cookie: HttpOnly, Path=/, SameSite=Lax, Secure when asked.
- * `token` is base64url text (no character needs escaping). */
-function setCookie(token: string, maxAgeSeconds: number, expires: Date, secure: boolean): string {
-  return [
-    `${SESSION_COOKIE}=${token}`,
-    `Max-Age=${maxAgeSeconds}`,
-    'Path=/',
-    `Expires=${expires.toUTCString()}`,
-    'HttpOnly',
-    ...(secure ? ['Secure'] : []),
-    'SameSite=Lax',
-  ].join('; ');
+/** A reply with @fastify/cookie's `setCookie`, whose `Set-Cookie` goes out with any answer, errors
+ * included. */
+export interface ReplyWithCookies {
+  setCookie(name: string, value: string, options: CookieSerializeOptions): unknown;
 }
 
-/** `Set-Cookie` for a session that lasts until `expiresAt`, Secure when the request came over
- * HTTPS. */
-export function sessionCookie(token: string, expiresAt: Date, now: Date, secure: boolean): string {
+/** The session cookie of the request, or undefined when there is none (the first one counts, as
+ * @fastify/cookie reads them). A value in double quotes (RFC 6265 §4.1.1) counts without them. */
+export function readSessionCookie(request: RequestWithCookies): string | undefined {
+  const value = request.cookies?.[SESSION_COOKIE];
+  const unquoted =
+    value !== undefined && value.length >= 2 && value.startsWith('"') && value.endsWith('"')
+      ? value.slice(1, -1)
+      : value;
+  return unquoted === '' ? undefined : unquoted;
+}
+
+/** The cookie's attributes whatever its value: HttpOnly on Path=/ with SameSite=Lax. */
+const ATTRIBUTES = { path: '/', httpOnly: true, sameSite: 'lax' } as const;
+
+/** Sets the session cookie for a session that lasts until `expiresAt`, Secure when the request
+ * came over HTTPS. */
+export function setSessionCookie(
+  reply: ReplyWithCookies,
+  token: string,
+  expiresAt: Date,
+  now: Date,
+  secure: boolean,
+): void {
   const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / 1000));
-  return setCookie(token, maxAge, expiresAt, secure);
+  reply.setCookie(SESSION_COOKIE, token, { ...ATTRIBUTES, maxAge, expires: expiresAt, secure });
 }
 
-/** `Set-Cookie` that makes the client drop the session cookie. */
-export function clearedSessionCookie(secure: boolean): string {
-  return setCookie('', 0, new Date(0), secure);
+/** Makes the client drop the session cookie: an empty value that has already expired. */
+export function clearSessionCookie(reply: ReplyWithCookies, secure: boolean): void {
+  reply.setCookie(SESSION_COOKIE, '', { ...ATTRIBUTES, maxAge: 0, expires: new Date(0), secure });
 }
