@@ -120,6 +120,16 @@ export const METRICS: readonly Metric[] = [
     value: (r) => numberAt(r, 'coldstart.seconds_to_ready.median'),
     range: rangeAt('coldstart.seconds_to_ready'),
   },
+  {
+    id: 'gpodder',
+    title: 'gpodder.net syncs, Basic on every request / session cookie',
+    column: 'gpodder Basic',
+    unit: 'ratio',
+    target: 0.8,
+    targetText: '≥ 0.8',
+    value: (r) => numberAt(r, 'gpodder.throughput_ratio_vs_baseline'),
+    range: rangeAt('gpodder.throughput_ratio'),
+  },
 ];
 
 interface Run {
