@@ -5,9 +5,12 @@ import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nest
 import { Authenticated } from '../auth/credentials.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiValidationFailedResponse, errorSchema } from '../http/openapi';
-import { NotFound, ValidationFailed } from '../http/errors';
-import { parsePositiveInteger } from '../http/parse';
+import { NotFound } from '../http/errors';
+import { positiveInteger } from '../http/parse';
+import { parseWith } from '../http/schema';
 import { DELETION_MESSAGES, DeletionStatusBody } from './deletion.presenter';
+
+const DELETION_ID = positiveInteger('id');
 
 @ApiTags('deletions')
 @Authenticated()
@@ -28,8 +31,7 @@ export class DeletionsController {
     schema: errorSchema('404', 'Resource not found'),
   })
   async get(@CurrentUser() userId: string, @Param('id') idParam: string): Promise<DeletionStatusBody> {
-    const deletionId = parsePositiveInteger(idParam, 'id');
-    if (deletionId === undefined) throw new ValidationFailed('id must be an integer >= 1');
+    const deletionId = parseWith(DELETION_ID, idParam);
     const status = await this.query.status(userId, deletionId);
     if (!status) throw new NotFound();
     return { deletion_id: deletionId, status, message: DELETION_MESSAGES[status] };
