@@ -38,14 +38,17 @@ interface CheckedParams {
   readonly message: Message;
 }
 
+/** Renders the messages of the issues `checked` adds, once their path is known. */
+const PARSE_PARAMS: z.core.ParseContext<z.core.$ZodIssue> = {
+  error: (issue) => {
+    const params = issue.params as CheckedParams | undefined;
+    return params === undefined ? undefined : render(params.message, issue.path ?? []);
+  },
+};
+
 /** The value `schema` reads from `value`; otherwise the first issue's message, as ValidationFailed. */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value, {
-    error: (issue) => {
-      const params = issue.params as CheckedParams | undefined;
-      return params === undefined ? undefined : render(params.message, issue.path ?? []);
-    },
-  });
+  const result = schema.safeParse(value, PARSE_PARAMS);
   if (result.success) return result.data;
   throw new ValidationFailed(result.error.issues[0]?.message ?? 'the request is not valid');
 }
