@@ -1,13 +1,13 @@
 import { ActiveProjection, Database, DeletionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Controller, Get, Inject, Param } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Authenticated } from '../auth/credentials.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiValidationFailedResponse, errorSchema } from '../http/openapi';
 import { NotFound } from '../http/errors';
 import { positiveInteger } from '../http/parse';
-import { parseWith } from '../http/schema';
+import { openApiSchema, parseWith } from '../http/schema';
 import { DELETION_MESSAGES, DeletionStatusBody } from './deletion.presenter';
 
 const DELETION_ID = positiveInteger('id');
@@ -23,6 +23,11 @@ export class DeletionsController {
   }
 
   @Get(':id')
+  @ApiParam({
+    name: 'id',
+    description: 'The deletion_id a DELETE answered',
+    schema: openApiSchema(DELETION_ID),
+  })
   @ApiOperation({ summary: 'The status of a deletion' })
   @ApiOkResponse({ type: DeletionStatusBody })
   @ApiValidationFailedResponse()

@@ -1,4 +1,10 @@
-import { DEVICE_TYPES, EPISODE_ACTION_KINDS, toUnixSeconds, UploadedOutcome } from '@castlog/domain';
+import {
+  DEVICE_ID,
+  DEVICE_TYPES,
+  EPISODE_ACTION_KINDS,
+  toUnixSeconds,
+  UploadedOutcome,
+} from '@castlog/domain';
 import { EpisodeActionView } from '@castlog/read-model';
 import { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
@@ -27,7 +33,7 @@ export const DEVICES_SCHEMA: SchemaObject = {
     required: ['id', 'caption', 'type', 'subscriptions'],
     additionalProperties: false,
     properties: {
-      id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', example: 'phone' },
+      id: { type: 'string', pattern: DEVICE_ID.source, example: 'phone' },
       caption: { type: 'string', example: 'My phone' },
       type: { type: 'string', enum: [...DEVICE_TYPES] },
       subscriptions: {
@@ -84,7 +90,7 @@ const ACTION_PROPERTIES: Record<string, SchemaObject> = {
   podcast: { type: 'string', minLength: 1, description: 'The feed URL' },
   episode: { type: 'string', minLength: 1, description: 'The media URL' },
   action: { type: 'string', enum: [...EPISODE_ACTION_KINDS] },
-  device: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
+  device: { type: 'string', pattern: DEVICE_ID.source },
   guid: { type: 'string' },
   started: { type: 'integer', minimum: 0, description: 'play only: seconds' },
   position: { type: 'integer', minimum: 0, description: 'play only: seconds' },

@@ -46,7 +46,8 @@ export const deviceId = (name: Message) => {
   return z.string(refused).regex(DEVICE_ID, refused);
 };
 
-const DEVICE_ID_PARAMETER = deviceId('the device id');
+/** A device id in a path. */
+export const DEVICE_ID_PARAMETER = deviceId('the device id');
 export const parseDeviceId = (value: unknown): DeviceId => parseWith(DEVICE_ID_PARAMETER, value);
 
 /** `since`: Unix seconds, a non-negative integer; absent or 0 means from the beginning (null). */

@@ -9,6 +9,7 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
@@ -41,6 +42,8 @@ import {
 } from './subscriptions.request';
 
 const GUID = guidSchema('guid');
+const ApiGuidParam = () =>
+  ApiParam({ name: 'guid', description: 'Any guid the subscription has had', schema: openApiSchema(GUID) });
 
 const NOT_FOUND = {
   description: 'No such subscription for this user',
@@ -116,6 +119,7 @@ export class SubscriptionsController {
   }
 
   @Get(':guid')
+  @ApiGuidParam()
   @ApiOperation({ summary: 'Get one subscription by any guid it has had' })
   @ApiOkResponse({ type: SubscriptionBody })
   @ApiValidationFailedResponse()
@@ -129,6 +133,7 @@ export class SubscriptionsController {
   }
 
   @Patch(':guid')
+  @ApiGuidParam()
   @ApiOperation({ summary: 'Change feed_url, guid or is_subscribed' })
   @ApiBody({ schema: openApiSchema(UPDATE_SUBSCRIPTION) })
   @ApiOkResponse({ type: UpdateResultBody, description: 'Only the fields that changed' })
@@ -159,6 +164,7 @@ export class SubscriptionsController {
   }
 
   @Delete(':guid')
+  @ApiGuidParam()
   @HttpCode(202)
   @ApiOperation({
     summary: 'Request the deletion of a subscription',
