@@ -11,4 +11,4 @@ export * from './subscriptions/keys';
 export { latestGuid, resolveSubscription } from './subscriptions/resolve';
 export * from './subscriptions/subscription.decider';
 export { conflictingUrl } from './gpodder/upload.slice';
-export { isDeviceId, toGpodderTime, toUnixSeconds } from './gpodder/device';
+export { DEVICE_ID, isDeviceId, toGpodderTime, toUnixSeconds } from './gpodder/device';

@@ -1,13 +1,16 @@
 import { ActiveProjection, Database, DeletionsQuery } from '@castlog/read-model';
 import { DATABASE } from '@castlog/runtime';
 import { Controller, Get, Inject, Param } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Authenticated } from '../auth/credentials.guard';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { ApiValidationFailedResponse, errorSchema } from '../http/openapi';
-import { NotFound, ValidationFailed } from '../http/errors';
-import { parsePositiveInteger } from '../http/parse';
+import { NotFound } from '../http/errors';
+import { positiveInteger } from '../http/parse';
+import { openApiSchema, parseWith } from '../http/schema';
 import { DELETION_MESSAGES, DeletionStatusBody } from './deletion.presenter';
+
+const DELETION_ID = positiveInteger('id');
 
 @ApiTags('deletions')
 @Authenticated()
@@ -20,6 +23,11 @@ export class DeletionsController {
   }
 
   @Get(':id')
+  @ApiParam({
+    name: 'id',
+    description: 'The deletion_id a DELETE answered',
+    schema: openApiSchema(DELETION_ID),
+  })
   @ApiOperation({ summary: 'The status of a deletion' })
   @ApiOkResponse({ type: DeletionStatusBody })
   @ApiValidationFailedResponse()
@@ -28,8 +36,7 @@ export class DeletionsController {
     schema: errorSchema('404', 'Resource not found'),
   })
   async get(@CurrentUser() userId: string, @Param('id') idParam: string): Promise<DeletionStatusBody> {
-    const deletionId = parsePositiveInteger(idParam, 'id');
-    if (deletionId === undefined) throw new ValidationFailed('id must be an integer >= 1');
+    const deletionId = parseWith(DELETION_ID, idParam);
     const status = await this.query.status(userId, deletionId);
     if (!status) throw new NotFound();
     return { deletion_id: deletionId, status, message: DELETION_MESSAGES[status] };

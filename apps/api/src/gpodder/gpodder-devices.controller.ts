@@ -3,16 +3,18 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/co
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
 import { ApiWriteErrors } from '../http/openapi';
+import { openApiSchema } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { ApiDeviceParam, ApiUserParam, GpodderRoute } from './gpodder.openapi';
+import { DEVICES_SCHEMA, SYNC_STATUS_SCHEMA } from './gpodder.presenter';
 import {
-  DEVICE_UPDATE_SCHEMA,
-  DEVICES_SCHEMA,
-  SYNC_REQUEST_SCHEMA,
-  SYNC_STATUS_SCHEMA,
-} from './gpodder.presenter';
-import { parseDeviceId, parseDeviceUpdate, parseSyncRequest } from './gpodder.request';
+  DEVICE_UPDATE,
+  parseDeviceId,
+  parseDeviceUpdate,
+  parseSyncRequest,
+  SYNC_REQUEST,
+} from './gpodder.request';
 
 export interface DeviceBody {
   readonly id: string;
@@ -58,7 +60,7 @@ export class GpodderDevicesController {
       'Sets the caption and/or type given; a field not given keeps its value (a new device: caption "", type other). ' +
       'An empty body creates the device if need be. The body is read as JSON whatever its Content-Type.',
   })
-  @ApiBody({ schema: DEVICE_UPDATE_SCHEMA, required: false })
+  @ApiBody({ schema: openApiSchema(DEVICE_UPDATE), required: false })
   @ApiOkResponse({ description: 'Saved (an empty body, as gpodder.net answers)' })
   @ApiWriteErrors(true)
   async update(
@@ -97,7 +99,7 @@ export class GpodderDevicesController {
       'Accepted and checked for its shape, but it changes nothing: every device shares the one subscription set. ' +
       'Answers the synchronization as it is.',
   })
-  @ApiBody({ schema: SYNC_REQUEST_SCHEMA, required: false })
+  @ApiBody({ schema: openApiSchema(SYNC_REQUEST), required: false })
   @ApiOkResponse({ schema: SYNC_STATUS_SCHEMA })
   @ApiWriteErrors(true)
   async changeSync(@GpodderUser() user: GpodderIdentity, @Body() body: string): Promise<SyncStatusBody> {

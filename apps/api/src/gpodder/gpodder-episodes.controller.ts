@@ -1,20 +1,25 @@
 import { toUnixSeconds } from '@castlog/domain';
 import { GpodderQuery } from '@castlog/read-model';
 import { Body, Controller, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
 import { ApiWriteErrors } from '../http/openapi';
+import { ApiQueries, openApiSchema } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { ApiUserParam, GpodderRoute } from './gpodder.openapi';
 import {
   EPISODE_ACTIONS_RESULT_SCHEMA,
   EPISODE_ACTIONS_SCHEMA,
-  EPISODE_ACTIONS_UPLOAD_SCHEMA,
   EpisodeActionBody,
   presentEpisodeAction,
 } from './gpodder.presenter';
-import { parseEpisodeActions, parseEpisodeActionsQuery } from './gpodder.request';
+import {
+  EPISODE_ACTIONS,
+  EPISODE_ACTIONS_QUERY,
+  parseEpisodeActions,
+  parseEpisodeActionsQuery,
+} from './gpodder.request';
 
 export interface EpisodeActionsUploadBody {
   readonly timestamp: number;
@@ -49,7 +54,7 @@ export class GpodderEpisodesController {
       'position and total (seconds) belong to play actions and are dropped from any other. A device an action ' +
       'names is created by that first use. The body is read as JSON whatever its Content-Type.',
   })
-  @ApiBody({ schema: EPISODE_ACTIONS_UPLOAD_SCHEMA })
+  @ApiBody({ schema: openApiSchema(EPISODE_ACTIONS) })
   @ApiOkResponse({ schema: EPISODE_ACTIONS_RESULT_SCHEMA })
   @ApiWriteErrors(true)
   async upload(
@@ -68,24 +73,7 @@ export class GpodderEpisodesController {
   @Get(':user.json')
   @GpodderRoute()
   @ApiUserParam()
-  @ApiQuery({
-    name: 'since',
-    required: false,
-    description: 'Unix seconds, inclusive: actions received at or after it. Absent or 0: all of them.',
-    schema: { type: 'integer', minimum: 0 },
-  })
-  @ApiQuery({ name: 'podcast', required: false, description: 'Only the actions of this feed URL' })
-  @ApiQuery({
-    name: 'device',
-    required: false,
-    description: 'Only the actions uploaded naming this device (a filter: no device is created)',
-  })
-  @ApiQuery({
-    name: 'aggregated',
-    required: false,
-    description: 'true: only the latest action of each episode',
-    schema: { type: 'string', enum: ['true', 'false', '1', '0'] },
-  })
+  @ApiQueries(EPISODE_ACTIONS_QUERY)
   @ApiOperation({ summary: 'Download episode actions (gpodder.net)' })
   @ApiOkResponse({ schema: EPISODE_ACTIONS_SCHEMA })
   async download(

@@ -1,9 +1,10 @@
 import { toUnixSeconds } from '@castlog/domain';
 import { GpodderQuery } from '@castlog/read-model';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
 import { ApiWriteErrors } from '../http/openapi';
+import { ApiQueries, openApiSchema } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
@@ -12,10 +13,15 @@ import {
   presentUpload,
   SUBSCRIPTION_CHANGES_SCHEMA,
   UPLOAD_RESULT_SCHEMA,
-  UPLOAD_SCHEMA,
   UploadResultBody,
 } from './gpodder.presenter';
-import { parseDeviceId, parseSince, parseUpload } from './gpodder.request';
+import {
+  parseDeviceId,
+  parseSince,
+  parseUpload,
+  SUBSCRIPTION_CHANGES_QUERY,
+  UPLOAD,
+} from './gpodder.request';
 
 export interface SubscriptionChangesBody {
   readonly add: readonly string[];
@@ -48,7 +54,7 @@ export class GpodderSubscriptionsController {
       'matches a subscription unsubscribes it. A URL in both lists is 400. One upload applies whole, and the ' +
       'answer comes once it has. The body is read as JSON whatever its Content-Type.',
   })
-  @ApiBody({ schema: UPLOAD_SCHEMA })
+  @ApiBody({ schema: openApiSchema(UPLOAD) })
   @ApiOkResponse({ schema: UPLOAD_RESULT_SCHEMA })
   @ApiWriteErrors(true)
   async upload(
@@ -70,13 +76,7 @@ export class GpodderSubscriptionsController {
   @GpodderRoute()
   @ApiUserParam()
   @ApiDeviceParam()
-  @ApiQuery({
-    name: 'since',
-    required: false,
-    description:
-      'Unix seconds, inclusive: changes at or after it. Absent or 0: every subscribed URL, nothing removed.',
-    schema: { type: 'integer', minimum: 0 },
-  })
+  @ApiQueries(SUBSCRIPTION_CHANGES_QUERY)
   @ApiOperation({ summary: 'Download subscription changes (gpodder.net)' })
   @ApiOkResponse({ schema: SUBSCRIPTION_CHANGES_SCHEMA })
   @ApiWriteErrors(false)

@@ -2,6 +2,8 @@ import { CastlogRoute } from '@castlog/http';
 import { applyDecorators } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiParam } from '@nestjs/swagger';
 import { errorSchema } from '../http/openapi';
+import { openApiSchema } from '../http/schema';
+import { DEVICE_ID_PARAMETER } from './gpodder.request';
 
 /** A route of the gpodder.net face: its body (if any) is read as text whatever the Content-Type,
  * and input that fails validation answers 400 (gpodder.net's status) with castlog's error body. */
@@ -27,7 +29,6 @@ export const ApiUserParam = () =>
 export const ApiDeviceParam = () =>
   ApiParam({
     name: 'device',
-    type: String,
-    description: 'The device id, `[A-Za-z0-9._-]{1,64}`; a device not used before is created by this request',
-    example: 'phone',
+    description: 'The device id; a device not used before is created by this request',
+    schema: { ...openApiSchema(DEVICE_ID_PARAMETER), example: 'phone' },
   });

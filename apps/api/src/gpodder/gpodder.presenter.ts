@@ -1,4 +1,10 @@
-import { DEVICE_TYPES, EPISODE_ACTION_KINDS, toUnixSeconds, UploadedOutcome } from '@castlog/domain';
+import {
+  DEVICE_ID,
+  DEVICE_TYPES,
+  EPISODE_ACTION_KINDS,
+  toUnixSeconds,
+  UploadedOutcome,
+} from '@castlog/domain';
 import { EpisodeActionView } from '@castlog/read-model';
 import { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
@@ -27,7 +33,7 @@ export const DEVICES_SCHEMA: SchemaObject = {
     required: ['id', 'caption', 'type', 'subscriptions'],
     additionalProperties: false,
     properties: {
-      id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', example: 'phone' },
+      id: { type: 'string', pattern: DEVICE_ID.source, example: 'phone' },
       caption: { type: 'string', example: 'My phone' },
       type: { type: 'string', enum: [...DEVICE_TYPES] },
       subscriptions: {
@@ -37,23 +43,6 @@ export const DEVICES_SCHEMA: SchemaObject = {
       },
     },
   },
-};
-
-export const DEVICE_UPDATE_SCHEMA: SchemaObject = {
-  type: 'object',
-  properties: {
-    caption: { type: 'string', example: 'My phone' },
-    type: { type: 'string', enum: [...DEVICE_TYPES] },
-  },
-};
-
-export const UPLOAD_SCHEMA: SchemaObject = {
-  type: 'object',
-  properties: {
-    add: urls('Feed URLs to subscribe to'),
-    remove: urls('Feed URLs to unsubscribe from; none may also be in add'),
-  },
-  example: { add: ['https://example.com/feed.xml'], remove: [] },
 };
 
 export const UPLOAD_RESULT_SCHEMA: SchemaObject = {
@@ -97,44 +86,15 @@ export const SYNC_STATUS_SCHEMA: SchemaObject = {
   },
 };
 
-export const SYNC_REQUEST_SCHEMA: SchemaObject = {
-  type: 'object',
-  properties: {
-    synchronize: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
-    'stop-synchronize': { type: 'array', items: { type: 'string' } },
-  },
-};
-
 const ACTION_PROPERTIES: Record<string, SchemaObject> = {
   podcast: { type: 'string', minLength: 1, description: 'The feed URL' },
   episode: { type: 'string', minLength: 1, description: 'The media URL' },
   action: { type: 'string', enum: [...EPISODE_ACTION_KINDS] },
-  device: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
+  device: { type: 'string', pattern: DEVICE_ID.source },
   guid: { type: 'string' },
   started: { type: 'integer', minimum: 0, description: 'play only: seconds' },
   position: { type: 'integer', minimum: 0, description: 'play only: seconds' },
   total: { type: 'integer', minimum: 0, description: 'play only: seconds' },
-};
-
-export const EPISODE_ACTIONS_UPLOAD_SCHEMA: SchemaObject = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['podcast', 'episode', 'action'],
-    properties: {
-      ...ACTION_PROPERTIES,
-      action: {
-        type: 'string',
-        description: 'download, play, delete or new, in any case',
-        example: 'play',
-      },
-      timestamp: {
-        type: 'string',
-        description: 'When the action happened: `YYYY-MM-DDTHH:MM:SS` (UTC), or any RFC 3339 date-time',
-        example: '2023-02-23T14:00:00',
-      },
-    },
-  },
 };
 
 export const EPISODE_ACTIONS_RESULT_SCHEMA: SchemaObject = {

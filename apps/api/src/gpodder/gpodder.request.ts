@@ -4,18 +4,29 @@ import {
   conflictingUrl,
   DEVICE_TYPES,
   DeviceId,
+  DEVICE_ID,
   DeviceType,
   EPISODE_ACTION_KINDS,
   EpisodeAction,
-  EpisodeActionKind,
-  isDeviceId,
   toGpodderTime,
 } from '@castlog/domain';
 import { MAX_PLAY_SECONDS, MAX_UPLOAD_URLS, UNSTORABLE_TEXT } from '@castlog/event-log';
 import { OpmlError, parseOpml } from '@castlog/opml';
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod/v4';
 import { ValidationFailed } from '../http/errors';
-import { checkStorable, isObject, parseDateTime } from '../http/parse';
+import { checkStorable, dateTimeValue, queryParameter } from '../http/parse';
+import {
+  at,
+  boundedList,
+  checked,
+  IssuePath,
+  Message,
+  openApiSchema,
+  parseWith,
+  says,
+  sentence,
+} from '../http/schema';
 
 // The gpodder.net face's input: path segments, queries and bodies, checked before anything reaches
 // the log. Every refusal is a ValidationFailed, which gpodder routes answer 400 (GpodderRoute).
@@ -29,27 +40,40 @@ export type SimpleFormat = (typeof SIMPLE_FORMATS)[number];
  * an exact integer (and a PostgreSQL bigint). */
 const MAX_SINCE_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
 
-export function parseDeviceId(value: unknown, name = 'the device id'): DeviceId {
-  if (!isDeviceId(value)) throw new ValidationFailed(`${name} must be 1 to 64 of A-Z a-z 0-9 . _ -`);
-  return value;
-}
+/** A device id, in a path, a query or a body (`name` says where). */
+export const deviceId = (name: Message) => {
+  const refused = says(sentence(name, 'must be 1 to 64 of A-Z a-z 0-9 . _ -'));
+  return z.string(refused).regex(DEVICE_ID, refused);
+};
 
-/** A query parameter given at most once (Fastify gives an array for a repeated one). */
-function single(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new ValidationFailed(`${name} must be given once`);
-  return value;
-}
+/** A device id in a path. */
+export const DEVICE_ID_PARAMETER = deviceId('the device id');
+export const parseDeviceId = (value: unknown): DeviceId => parseWith(DEVICE_ID_PARAMETER, value);
 
 /** `since`: Unix seconds, a non-negative integer; absent or 0 means from the beginning (null). */
-export function parseSince(query: Record<string, unknown>): number | null {
-  const text = single(query, 'since');
-  if (text === undefined) return null;
-  if (!/^\d+$/.test(text)) throw new ValidationFailed('since must be a non-negative integer (Unix seconds)');
-  const seconds = Math.min(Number(text), MAX_SINCE_SECONDS);
-  return seconds === 0 ? null : seconds;
-}
+const since = (description: string) =>
+  queryParameter(
+    'since',
+    checked((text) => {
+      if (typeof text !== 'string' || !/^\d+$/.test(text)) return undefined;
+      const seconds = Math.min(Number(text), MAX_SINCE_SECONDS);
+      return seconds === 0 ? null : seconds;
+    }, 'since must be a non-negative integer (Unix seconds)').meta({
+      type: 'integer',
+      minimum: 0,
+      description,
+    }),
+  );
+
+/** `GET /api/2/subscriptions/{user}/{device}.json?since=`. */
+export const SUBSCRIPTION_CHANGES_QUERY = z.object({
+  since: since(
+    'Unix seconds, inclusive: changes at or after it. Absent or 0: every subscribed URL, nothing removed.',
+  ),
+});
+
+export const parseSince = (query: Record<string, unknown>): number | null =>
+  parseWith(SUBSCRIPTION_CHANGES_QUERY, query).since ?? null;
 
 export interface EpisodeActionsQuery {
   readonly since: number | null;
@@ -58,21 +82,49 @@ export interface EpisodeActionsQuery {
   readonly aggregated: boolean;
 }
 
+const AGGREGATED = ['true', 'false', '1', '0'];
+
 /** `GET /api/2/episodes/{user}.json?since=&podcast=&device=&aggregated=`. */
+export const EPISODE_ACTIONS_QUERY = z.object({
+  since: since('Unix seconds, inclusive: actions received at or after it. Absent or 0: all of them.'),
+  podcast: queryParameter(
+    'podcast',
+    z
+      .string()
+      .refine(
+        (text) => !UNSTORABLE_TEXT.test(text),
+        says('podcast must not hold U+0000 or unpaired surrogates'),
+      )
+      .meta({ description: 'Only the actions of this feed URL' }),
+  ),
+  device: queryParameter(
+    'device',
+    deviceId('device').meta({
+      description: 'Only the actions uploaded naming this device (a filter: no device is created)',
+    }),
+  ),
+  aggregated: queryParameter(
+    'aggregated',
+    checked((text) => {
+      const value = typeof text === 'string' ? text.toLowerCase() : undefined;
+      return value !== undefined && AGGREGATED.includes(value)
+        ? value === 'true' || value === '1'
+        : undefined;
+    }, 'aggregated must be true or false').meta({
+      type: 'string',
+      enum: AGGREGATED,
+      description: 'true: only the latest action of each episode',
+    }),
+  ),
+});
+
 export function parseEpisodeActionsQuery(query: Record<string, unknown>): EpisodeActionsQuery {
-  const since = parseSince(query);
-  const podcast = single(query, 'podcast');
-  if (podcast !== undefined && UNSTORABLE_TEXT.test(podcast))
-    throw new ValidationFailed('podcast must not hold U+0000 or unpaired surrogates');
-  const device = single(query, 'device');
-  const aggregatedText = single(query, 'aggregated')?.toLowerCase();
-  if (aggregatedText !== undefined && !['true', 'false', '1', '0'].includes(aggregatedText))
-    throw new ValidationFailed('aggregated must be true or false');
+  const { since, podcast, device, aggregated } = parseWith(EPISODE_ACTIONS_QUERY, query);
   return {
-    since,
+    since: since ?? null,
     ...(podcast === undefined ? {} : { podcast }),
-    ...(device === undefined ? {} : { device: parseDeviceId(device, 'device') }),
-    aggregated: aggregatedText === 'true' || aggregatedText === '1',
+    ...(device === undefined ? {} : { device }),
+    aggregated: aggregated ?? false,
   };
 }
 
@@ -88,14 +140,12 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
-/** A body that must be a JSON object; an empty (or blank) body is `{}`, as AntennaPod sends a
- * device update without fields. */
-function parseObjectBody(text: string, emptyIsObject: boolean): Record<string, unknown> {
-  if (emptyIsObject && text.trim() === '') return {};
-  const value = parseJsonBody(text);
-  if (!isObject(value)) throw new ValidationFailed('the body must be a JSON object');
-  return value;
-}
+/** A JSON body read by `schema`; with `emptyIsObject`, an empty (or blank) body is `{}`, as
+ * AntennaPod sends a device update without fields. */
+const parseJsonBodyWith = <S extends z.ZodType>(schema: S, text: string, emptyIsObject: boolean) =>
+  parseWith(schema, emptyIsObject && text.trim() === '' ? {} : parseJsonBody(text));
+
+const OBJECT_BODY = says('the body must be a JSON object');
 
 export interface DeviceUpdate {
   readonly caption?: string;
@@ -103,46 +153,68 @@ export interface DeviceUpdate {
 }
 
 /** `POST /api/2/devices/{user}/{device}.json`: `{caption?, type?}`, other keys ignored. */
-export function parseDeviceUpdate(text: string): DeviceUpdate {
-  const { caption, type } = parseObjectBody(text, true);
-  if (caption !== undefined && typeof caption !== 'string')
-    throw new ValidationFailed('caption must be a string');
-  if (type !== undefined && !(DEVICE_TYPES as readonly unknown[]).includes(type))
-    throw new ValidationFailed(`type must be one of ${DEVICE_TYPES.join(', ')}`);
-  return {
+export const DEVICE_UPDATE = z
+  .object(
+    {
+      caption: z.string(says('caption must be a string')).meta({ example: 'My phone' }).optional(),
+      type: z.enum(DEVICE_TYPES, says(`type must be one of ${DEVICE_TYPES.join(', ')}`)).optional(),
+    },
+    OBJECT_BODY,
+  )
+  .transform(({ caption, type }): DeviceUpdate => ({
     ...(caption === undefined ? {} : { caption }),
-    ...(type === undefined ? {} : { deviceType: type as DeviceType }),
-  };
-}
+    ...(type === undefined ? {} : { deviceType: type }),
+  }));
+
+export const parseDeviceUpdate = (text: string): DeviceUpdate => parseJsonBodyWith(DEVICE_UPDATE, text, true);
 
 /** A POST item for each added URL, with a fresh candidate guid the decider uses only when the URL
  * matches nothing (so that a replay draws the same one). */
 const addItems = (urls: readonly unknown[]): AddItem[] =>
   urls.map((feedUrl) => ({ feedUrl, candidateGuid: randomUUID() }));
 
-function checkUploadSize(count: number, name: string): void {
-  if (count > MAX_UPLOAD_URLS)
-    throw new ValidationFailed(`${name} must hold at most ${MAX_UPLOAD_URLS} URLs`);
-}
+const tooManyUrls = (name: string) => `${name} must hold at most ${MAX_UPLOAD_URLS} URLs`;
 
 export interface Upload {
   readonly add: AddItem[];
   readonly remove: unknown[];
 }
 
+const urlList = (name: string, description: string) =>
+  z
+    .array(z.unknown(), says(`${name} must be an array of URLs`))
+    .meta({ items: { type: 'string' }, description })
+    .optional();
+
 /** `POST /api/2/subscriptions/{user}/{device}.json`: `{add: [url], remove: [url]}`, either list
  * may be left out. The URLs themselves are judged by the decider (a refused one is reported
- * `[url, ""]`); a URL in both lists (after normalising) refuses the whole upload. */
-export function parseUpload(text: string): Upload {
-  const { add = [], remove = [] } = parseObjectBody(text, false);
-  if (!Array.isArray(add)) throw new ValidationFailed('add must be an array of URLs');
-  if (!Array.isArray(remove)) throw new ValidationFailed('remove must be an array of URLs');
-  checkUploadSize(add.length, 'add');
-  checkUploadSize(remove.length, 'remove');
+ * `[url, ""]`); a URL in both lists (after normalising) refuses the whole upload. Both lists are
+ * checked for their type before either for its length. */
+export const UPLOAD = z
+  .object(
+    {
+      add: urlList('add', 'Feed URLs to subscribe to'),
+      remove: urlList('remove', 'Feed URLs to unsubscribe from; none may also be in add'),
+    },
+    OBJECT_BODY,
+  )
+  .meta({ example: { add: ['https://example.com/feed.xml'], remove: [] } })
+  .transform(({ add = [], remove = [] }, context): Upload => {
+    const refusal = uploadRefusal(add, remove);
+    if (refusal === undefined) return { add: addItems(add), remove };
+    context.addIssue({ code: 'custom', input: { add, remove }, message: refusal });
+    return z.NEVER;
+  });
+
+/** Why an upload is refused whole, if it is: a list too long, or a URL in both lists. */
+function uploadRefusal(add: readonly unknown[], remove: readonly unknown[]): string | undefined {
+  if (add.length > MAX_UPLOAD_URLS) return tooManyUrls('add');
+  if (remove.length > MAX_UPLOAD_URLS) return tooManyUrls('remove');
   const both = conflictingUrl(add, remove);
-  if (both !== undefined) throw new ValidationFailed(`${both} is both added and removed`);
-  return { add: addItems(add), remove };
+  return both === undefined ? undefined : `${both} is both added and removed`;
 }
+
+export const parseUpload = (text: string): Upload => parseJsonBodyWith(UPLOAD, text, false);
 
 /** A simple-API PUT body in its format, as the added URLs of a replacing upload: a JSON list, an
  * OPML document (every outline with an xmlUrl), or text with one URL per line (blank lines
@@ -175,7 +247,7 @@ export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
   }
   if (urls.some((url) => typeof url === 'string' && UNSTORABLE_TEXT.test(url)))
     throw new ValidationFailed('URLs must not hold U+0000 or unpaired surrogates');
-  checkUploadSize(urls.length, 'the list');
+  if (urls.length > MAX_UPLOAD_URLS) throw new ValidationFailed(tooManyUrls('the list'));
   if (urls.length > 0 && !urls.some((url) => checkFeedUrl(url).ok))
     throw new ValidationFailed(
       `no entry of the list is an http or https URL (the first: ${describeEntry(urls[0])})`,
@@ -189,83 +261,125 @@ const describeEntry = (entry: unknown): string => {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 79)}…` : text);
 };
 
-const PLAY_FIELDS = ['started', 'position', 'total'] as const;
+/** Where in an episode actions upload an issue is: `actions[3].podcast`. */
+const inActions = (path: IssuePath): string => at(['actions', ...path]);
 
 /** An action's timestamp as gpodder.net keeps it, `YYYY-MM-DDTHH:MM:SS` in UTC: any RFC 3339
  * date-time is read (without an offset it is UTC; a fraction of a second is dropped). */
-function parseActionTimestamp(value: unknown, name: string): string {
-  const instant = parseDateTime(value, name);
-  const text = instant === undefined ? '' : toGpodderTime(Math.floor(instant / 1000) * 1000);
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(text))
-    throw new ValidationFailed(`${name} must be a date-time between the years 0000 and 9999`);
-  return text;
-}
+const ACTION_TIMESTAMP = dateTimeValue(inActions)
+  .pipe(
+    checked(
+      (instant) => {
+        const text = toGpodderTime(Math.floor((instant as number) / 1000) * 1000);
+        return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(text) ? text : undefined;
+      },
+      sentence(inActions, 'must be a date-time between the years 0000 and 9999'),
+    ),
+  )
+  .meta({
+    type: 'string',
+    description: 'When the action happened: `YYYY-MM-DDTHH:MM:SS` (UTC), or any RFC 3339 date-time',
+    example: '2023-02-23T14:00:00',
+  });
+
+const nonEmptyString = (description: string) =>
+  z
+    .string(says(sentence(inActions, 'must be a non-empty string')))
+    .min(1, says(sentence(inActions, 'must be a non-empty string')))
+    .meta({ description });
+
+const ACTION_KIND = sentence(inActions, `must be one of ${EPISODE_ACTION_KINDS.join(', ')}`);
+
+const PLAY_FIELDS = ['started', 'position', 'total'] as const;
+const PLAY_SECONDS = z.number().int().min(0).max(MAX_PLAY_SECONDS);
+/** Read only on a play action (see EPISODE_ACTION): described here, checked there. */
+const playSeconds = z
+  .unknown()
+  .meta({ ...openApiSchema(PLAY_SECONDS), description: 'play only: seconds' })
+  .optional();
 
 /** One action of `POST /api/2/episodes/{user}.json`. `podcast` and `episode` are non-empty strings,
  * `action` one of download, play, delete, new in any case (kept lower-case), `device` a device
  * id, `guid` a string. `started`, `position` and `total` are whole seconds (0 to 2^31 - 1) on a play; on
  * any other action they mean nothing and are dropped, as gpodder.net drops them. Other keys are
  * ignored. */
-function parseEpisodeAction(value: unknown, index: number): EpisodeAction {
-  const at = `actions[${index}]`;
-  if (!isObject(value)) throw new ValidationFailed(`${at} must be an object`);
-  const { podcast, episode, action, timestamp, device, guid } = value;
-  if (typeof podcast !== 'string' || podcast === '')
-    throw new ValidationFailed(`${at}.podcast must be a non-empty string`);
-  if (typeof episode !== 'string' || episode === '')
-    throw new ValidationFailed(`${at}.episode must be a non-empty string`);
-  const kind = typeof action === 'string' ? action.toLowerCase() : undefined;
-  if (!(EPISODE_ACTION_KINDS as readonly unknown[]).includes(kind))
-    throw new ValidationFailed(`${at}.action must be one of ${EPISODE_ACTION_KINDS.join(', ')}`);
-  const parsed: { -readonly [K in keyof EpisodeAction]: EpisodeAction[K] } = {
-    podcast,
-    episode,
-    action: kind as EpisodeActionKind,
-  };
-  if (timestamp !== undefined) parsed.timestamp = parseActionTimestamp(timestamp, `${at}.timestamp`);
-  if (device !== undefined) parsed.device = parseDeviceId(device, `${at}.device`);
-  if (guid !== undefined) {
-    if (typeof guid !== 'string') throw new ValidationFailed(`${at}.guid must be a string`);
-    parsed.guid = guid;
-  }
-  if (parsed.action === 'play') {
+const EPISODE_ACTION = z
+  .object(
+    {
+      podcast: nonEmptyString('The feed URL'),
+      episode: nonEmptyString('The media URL'),
+      action: z
+        .string(says(ACTION_KIND))
+        .transform((kind) => kind.toLowerCase())
+        .pipe(z.enum(EPISODE_ACTION_KINDS, says(ACTION_KIND)))
+        .meta({ description: 'download, play, delete or new, in any case', example: 'play' }),
+      timestamp: ACTION_TIMESTAMP.optional(),
+      device: deviceId(inActions).optional(),
+      guid: z.string(says(sentence(inActions, 'must be a string'))).optional(),
+      started: playSeconds,
+      position: playSeconds,
+      total: playSeconds,
+    },
+    says(sentence(inActions, 'must be an object')),
+  )
+  .transform((value, context): EpisodeAction => {
+    const { podcast, episode, action, timestamp, device, guid } = value;
+    const parsed: { -readonly [K in keyof EpisodeAction]: EpisodeAction[K] } = { podcast, episode, action };
+    if (timestamp !== undefined) parsed.timestamp = timestamp;
+    if (device !== undefined) parsed.device = device;
+    if (guid !== undefined) parsed.guid = guid;
+    if (action !== 'play') return parsed;
     for (const field of PLAY_FIELDS) {
       const seconds = value[field];
       if (seconds === undefined) continue;
-      if (
-        typeof seconds !== 'number' ||
-        !Number.isInteger(seconds) ||
-        seconds < 0 ||
-        seconds > MAX_PLAY_SECONDS
-      )
-        throw new ValidationFailed(
-          `${at}.${field} must be an integer from 0 to ${MAX_PLAY_SECONDS} (seconds)`,
-        );
-      parsed[field] = seconds;
+      if (PLAY_SECONDS.safeParse(seconds).success) parsed[field] = seconds as number;
+      else
+        context.addIssue({
+          code: 'custom',
+          input: seconds,
+          path: [field],
+          params: {
+            message: sentence(inActions, `must be an integer from 0 to ${MAX_PLAY_SECONDS} (seconds)`),
+          },
+        });
     }
-  }
-  return parsed;
-}
+    return parsed;
+  });
 
 /** `POST /api/2/episodes/{user}.json`: a JSON list of actions, at most MAX_UPLOAD_URLS. */
-export function parseEpisodeActions(text: string): EpisodeAction[] {
-  const value = parseJsonBody(text);
-  if (!Array.isArray(value)) throw new ValidationFailed('the body must be a JSON list of episode actions');
-  if (value.length > MAX_UPLOAD_URLS)
-    throw new ValidationFailed(`the body must hold at most ${MAX_UPLOAD_URLS} episode actions`);
-  return value.map(parseEpisodeAction);
-}
+export const EPISODE_ACTIONS = boundedList(
+  EPISODE_ACTION,
+  { max: MAX_UPLOAD_URLS },
+  {
+    type: 'the body must be a JSON list of episode actions',
+    max: `the body must hold at most ${MAX_UPLOAD_URLS} episode actions`,
+  },
+);
+
+export const parseEpisodeActions = (text: string): EpisodeAction[] =>
+  parseWith(EPISODE_ACTIONS, parseJsonBody(text));
+
+const SYNCHRONIZE = says('synchronize must be a list of lists of device ids');
+const STOP_SYNCHRONIZE = says('stop-synchronize must be a list of device ids');
 
 /** `POST /api/2/sync-devices/{user}.json`: `{synchronize: [[device id]], "stop-synchronize":
  * [device id]}`, either left out, or an empty body. Checked for its shape only: every device of
- * a user is synchronized with every other, so the request changes nothing. */
-export function parseSyncRequest(text: string): void {
-  const body = parseObjectBody(text, true);
-  const synchronize = body.synchronize ?? [];
-  const stop = body['stop-synchronize'] ?? [];
-  if (!Array.isArray(synchronize) || !synchronize.every((group) => Array.isArray(group)))
-    throw new ValidationFailed('synchronize must be a list of lists of device ids');
-  synchronize.flat().forEach((id) => parseDeviceId(id, 'synchronize'));
-  if (!Array.isArray(stop)) throw new ValidationFailed('stop-synchronize must be a list of device ids');
-  stop.forEach((id) => parseDeviceId(id, 'stop-synchronize'));
-}
+ * a user is synchronized with every other, so the request changes nothing. Each list is checked for
+ * its shape before its device ids. */
+export const SYNC_REQUEST = z.object(
+  {
+    synchronize: z
+      .array(z.array(z.unknown(), SYNCHRONIZE), SYNCHRONIZE)
+      .pipe(z.array(z.array(deviceId('synchronize'))))
+      .optional(),
+    'stop-synchronize': z
+      .array(z.unknown(), STOP_SYNCHRONIZE)
+      .pipe(z.array(deviceId('stop-synchronize')))
+      .optional(),
+  },
+  OBJECT_BODY,
+);
+
+export const parseSyncRequest = (text: string): void => {
+  parseJsonBodyWith(SYNC_REQUEST, text, true);
+};

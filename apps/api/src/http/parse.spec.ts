@@ -1,8 +1,10 @@
-import { parseDateTime, parsePositiveInteger } from './parse';
+import { dateTime, positiveInteger } from './parse';
+import { parseWith } from './schema';
 
-const parse = (value: string) => parseDateTime(value, 'since');
+const parse = (value: unknown) => parseWith(dateTime('since'), value);
+const parsePage = (value: unknown) => parseWith(positiveInteger('page'), value);
 
-describe('parseDateTime', () => {
+describe('dateTime', () => {
   it('reads any offset, with or without a fraction, and no offset as UTC', () => {
     const instant = Date.parse('2023-02-23T14:00:00.000Z');
     expect(parse('2023-02-23T14:00:00Z')).toBe(instant);
@@ -47,23 +49,22 @@ describe('parseDateTime', () => {
       ' 2024-01-01T00:00:00Z',
     ])
       expect(() => parse(value)).toThrow('since must be an RFC 3339 date-time');
-    expect(() => parseDateTime(20240101, 'since')).toThrow('since must be an RFC 3339 date-time');
+    expect(() => parse(20240101)).toThrow('since must be an RFC 3339 date-time');
   });
 });
 
-describe('parsePositiveInteger', () => {
+describe('positiveInteger', () => {
   it('reads an integer >= 1 of any length, past the largest safe integer as that integer', () => {
-    expect(parsePositiveInteger('1', 'page')).toBe(1);
-    expect(parsePositiveInteger('007', 'page')).toBe(7);
-    expect(parsePositiveInteger('9007199254740991', 'page')).toBe(Number.MAX_SAFE_INTEGER);
-    expect(parsePositiveInteger('99999999999999999999', 'page')).toBe(Number.MAX_SAFE_INTEGER);
-    expect(parsePositiveInteger('9'.repeat(400), 'page')).toBe(Number.MAX_SAFE_INTEGER);
-    expect(parsePositiveInteger(undefined, 'page')).toBeUndefined();
+    expect(parsePage('1')).toBe(1);
+    expect(parsePage('007')).toBe(7);
+    expect(parsePage('9007199254740991')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parsePage('99999999999999999999')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parsePage('9'.repeat(400))).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('refuses what is not an integer >= 1', () => {
     for (const value of ['0', '000', '-1', '+1', '1.0', '1e3', ' 1', '', 'x', '0x10'])
-      expect(() => parsePositiveInteger(value, 'page')).toThrow('page must be an integer >= 1');
-    expect(() => parsePositiveInteger(3, 'page')).toThrow('page must be an integer >= 1');
+      expect(() => parsePage(value)).toThrow('page must be an integer >= 1');
+    expect(() => parsePage(3)).toThrow('page must be an integer >= 1');
   });
 });

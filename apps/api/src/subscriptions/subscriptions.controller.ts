@@ -9,7 +9,7 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiQuery,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
@@ -18,7 +18,8 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { DeletionReceiptBody, DELETION_RECEIVED } from '../deletions/deletion.presenter';
 import { ApiValidationFailedResponse, ApiWriteErrors, errorSchema } from '../http/openapi';
 import { Gone, NotFound } from '../http/errors';
-import { parseGuid } from '../http/parse';
+import { guid as guidSchema } from '../http/parse';
+import { ApiQueries, openApiSchema, parseWith } from '../http/schema';
 import { RequestId, RequestOrigin } from '../http/request-context';
 import {
   AddResultBody,
@@ -31,14 +32,18 @@ import {
   UpdateResultBody,
 } from './subscription.presenter';
 import {
-  AddSubscriptionsRequest,
+  ADD_SUBSCRIPTIONS,
   formatCursor,
-  MAX_PER_PAGE,
+  LIST_QUERY,
   parseAddItems,
   parseListQuery,
   parseUpdate,
-  UpdateSubscriptionRequest,
+  UPDATE_SUBSCRIPTION,
 } from './subscriptions.request';
+
+const GUID = guidSchema('guid');
+const ApiGuidParam = () =>
+  ApiParam({ name: 'guid', description: 'Any guid the subscription has had', schema: openApiSchema(GUID) });
 
 const NOT_FOUND = {
   description: 'No such subscription for this user',
@@ -67,7 +72,7 @@ export class SubscriptionsController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Add subscriptions', description: 'Adds, matches or reinstates 1..1000 feeds.' })
-  @ApiBody({ type: AddSubscriptionsRequest })
+  @ApiBody({ schema: openApiSchema(ADD_SUBSCRIPTIONS) })
   @ApiOkResponse({ type: AddResultBody })
   @ApiWriteErrors(true)
   @ApiValidationFailedResponse()
@@ -82,22 +87,7 @@ export class SubscriptionsController {
 
   @Get()
   @ApiOperation({ summary: 'List subscriptions changed since a time', description: 'Pages of at most 100.' })
-  @ApiQuery({ name: 'since', required: false, schema: { type: 'string', format: 'date-time' } })
-  @ApiQuery({ name: 'page', required: false, schema: { type: 'integer', minimum: 1, default: 1 } })
-  @ApiQuery({
-    name: 'per_page',
-    required: false,
-    description: `Values above ${MAX_PER_PAGE} are served as ${MAX_PER_PAGE} and reported as such.`,
-    schema: { type: 'integer', minimum: 1, default: 50 },
-  })
-  @ApiQuery({
-    name: 'after',
-    required: false,
-    description:
-      "Set by `next` links: the page starts after the previous page's last item (its change time and guid), " +
-      'so that a change made between two pages shifts nothing past it. Takes precedence over `page`.',
-    schema: { type: 'string', pattern: '^[0-9]{1,15}_[0-9a-f-]{36}$' },
-  })
+  @ApiQueries(LIST_QUERY)
   @ApiOkResponse({ type: SubscriptionPageBody })
   @ApiValidationFailedResponse()
   async list(
@@ -129,21 +119,23 @@ export class SubscriptionsController {
   }
 
   @Get(':guid')
+  @ApiGuidParam()
   @ApiOperation({ summary: 'Get one subscription by any guid it has had' })
   @ApiOkResponse({ type: SubscriptionBody })
   @ApiValidationFailedResponse()
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiGoneResponse(GONE)
   async get(@CurrentUser() userId: string, @Param('guid') guidParam: string): Promise<SubscriptionBody> {
-    const view = await this.query.get(userId, parseGuid(guidParam, 'guid'));
+    const view = await this.query.get(userId, parseWith(GUID, guidParam));
     if (!view) throw new NotFound();
     if (view.deleted !== null) throw new Gone();
     return presentSubscription(view);
   }
 
   @Patch(':guid')
+  @ApiGuidParam()
   @ApiOperation({ summary: 'Change feed_url, guid or is_subscribed' })
-  @ApiBody({ type: UpdateSubscriptionRequest })
+  @ApiBody({ schema: openApiSchema(UPDATE_SUBSCRIPTION) })
   @ApiOkResponse({ type: UpdateResultBody, description: 'Only the fields that changed' })
   @ApiWriteErrors(true)
   @ApiValidationFailedResponse()
@@ -155,7 +147,7 @@ export class SubscriptionsController {
     @Param('guid') guidParam: string,
     @Body() body: unknown,
   ): Promise<UpdateResultBody> {
-    const guid = parseGuid(guidParam, 'guid');
+    const guid = parseWith(GUID, guidParam);
     const fields = parseUpdate(body);
     const outcome = await this.append.request(
       { type: 'SubscriptionUpdateRequested', userId, guid, ...fields },
@@ -172,6 +164,7 @@ export class SubscriptionsController {
   }
 
   @Delete(':guid')
+  @ApiGuidParam()
   @HttpCode(202)
   @ApiOperation({
     summary: 'Request the deletion of a subscription',
@@ -186,7 +179,7 @@ export class SubscriptionsController {
     @RequestId() requestId: string,
     @Param('guid') guidParam: string,
   ): Promise<DeletionReceiptBody> {
-    const guid = parseGuid(guidParam, 'guid');
+    const guid = parseWith(GUID, guidParam);
     const outcome = await this.append.request({ type: 'DeletionRequested', userId, guid }, requestId);
     if (outcome.kind === 'NotFound') throw new NotFound();
     return { deletion_id: outcome.deletionId, message: DELETION_RECEIVED };

@@ -1,56 +1,46 @@
 import { AddItem } from '@castlog/domain';
 import type { PageCursor } from '@castlog/read-model';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
-import { ValidationFailed } from '../http/errors';
-import {
-  isObject,
-  parseBodyObject,
-  parseDateTime,
-  parseFeedUrl,
-  parseGuid,
-  parsePositiveInteger,
-} from '../http/parse';
+import { z } from 'zod/v4';
+import { dateTime, feedUrl, guid, parseBody, positiveInteger, queryParameter } from '../http/parse';
+import { at, boundedList, checked, parseWith, says, sentence } from '../http/schema';
 
 export const MAX_ITEMS = 1000;
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 100;
 
-export class NewSubscriptionItem {
-  @ApiProperty({ format: 'url', example: 'https://example.com/feed.xml' }) feed_url!: string;
-  @ApiPropertyOptional({ format: 'uuid' }) guid?: string;
-}
+/** One item of a POST: `feed_url` and `guid` are kept as sent, the decider judges them (failure
+ * items); only the request's shape fails the whole request. Each item carries a fresh candidate
+ * guid, used only when it matches nothing, so a replay draws the same one. */
+const NEW_ITEM = z
+  .object(
+    {
+      feed_url: z.unknown().meta({ type: 'string', format: 'url', example: 'https://example.com/feed.xml' }),
+      guid: z.unknown().meta({ type: 'string', format: 'uuid' }).optional(),
+    },
+    says(sentence(at, 'must be an object')),
+  )
+  .transform(({ feed_url: feedUrl, guid }): AddItem =>
+    guid === undefined
+      ? { feedUrl, candidateGuid: randomUUID() }
+      : { feedUrl, candidateGuid: randomUUID(), guid },
+  );
 
-export class AddSubscriptionsRequest {
-  @ApiProperty({ type: [NewSubscriptionItem], minItems: 1, maxItems: MAX_ITEMS })
-  subscriptions!: NewSubscriptionItem[];
-}
+/** `POST /v1/subscriptions`. */
+export const ADD_SUBSCRIPTIONS = z.object({
+  subscriptions: boundedList(
+    NEW_ITEM,
+    { min: 1, max: MAX_ITEMS },
+    {
+      type: 'subscriptions must be an array',
+      min: 'subscriptions must not be empty',
+      max: `subscriptions must hold at most ${MAX_ITEMS} items`,
+    },
+  ),
+});
 
-export class UpdateSubscriptionRequest {
-  @ApiPropertyOptional({ format: 'url' }) new_feed_url?: string;
-  @ApiPropertyOptional({ format: 'uuid' }) new_guid?: string;
-  @ApiPropertyOptional() is_subscribed?: boolean;
-}
-
-/** POST body → event items. Item contents are judged by the decider (failure items); only the
- * request's shape fails the whole request. Each item carries a fresh candidate guid, used only
- * when it matches nothing, so a replay draws the same one. */
-export function parseAddItems(body: unknown): AddItem[] {
-  const { subscriptions } = parseBodyObject(body);
-  if (!Array.isArray(subscriptions)) throw new ValidationFailed('subscriptions must be an array');
-  if (subscriptions.length === 0) throw new ValidationFailed('subscriptions must not be empty');
-  if (subscriptions.length > MAX_ITEMS) {
-    throw new ValidationFailed(`subscriptions must hold at most ${MAX_ITEMS} items`);
-  }
-  return subscriptions.map((item, index) => {
-    if (!isObject(item)) throw new ValidationFailed(`subscriptions[${index}] must be an object`);
-    const feedUrl = item.feed_url;
-    const candidateGuid = randomUUID();
-    return 'guid' in item && item.guid !== undefined
-      ? { feedUrl, candidateGuid, guid: item.guid }
-      : { feedUrl, candidateGuid };
-  });
-}
+/** POST body → event items. */
+export const parseAddItems = (body: unknown): AddItem[] => parseBody(ADD_SUBSCRIPTIONS, body).subscriptions;
 
 export interface UpdateFields {
   newFeedUrl?: string;
@@ -58,22 +48,28 @@ export interface UpdateFields {
   isSubscribed?: boolean;
 }
 
-export function parseUpdate(body: unknown): UpdateFields {
-  const fields = parseBodyObject(body);
-  const update: UpdateFields = {};
-  if (fields.new_feed_url !== undefined)
-    update.newFeedUrl = parseFeedUrl(fields.new_feed_url, 'new_feed_url');
-  if (fields.new_guid !== undefined) update.newGuid = parseGuid(fields.new_guid, 'new_guid');
-  if (fields.is_subscribed !== undefined) {
-    if (typeof fields.is_subscribed !== 'boolean')
-      throw new ValidationFailed('is_subscribed must be a boolean');
-    update.isSubscribed = fields.is_subscribed;
-  }
-  if (Object.keys(update).length === 0) {
-    throw new ValidationFailed('the body must hold new_feed_url, new_guid or is_subscribed');
-  }
-  return update;
-}
+/** `PATCH /v1/subscriptions/{guid}`: at least one of the fields. */
+export const UPDATE_SUBSCRIPTION = z
+  .object({
+    new_feed_url: feedUrl('new_feed_url').optional(),
+    new_guid: guid('new_guid').optional(),
+    is_subscribed: z.boolean(says('is_subscribed must be a boolean')).optional(),
+  })
+  .transform((fields, context): UpdateFields => {
+    const update: UpdateFields = {};
+    if (fields.new_feed_url !== undefined) update.newFeedUrl = fields.new_feed_url;
+    if (fields.new_guid !== undefined) update.newGuid = fields.new_guid;
+    if (fields.is_subscribed !== undefined) update.isSubscribed = fields.is_subscribed;
+    if (Object.keys(update).length === 0)
+      context.addIssue({
+        code: 'custom',
+        input: fields,
+        message: 'the body must hold new_feed_url, new_guid or is_subscribed',
+      });
+    return update;
+  });
+
+export const parseUpdate = (body: unknown): UpdateFields => parseBody(UPDATE_SUBSCRIPTION, body);
 
 export interface ListQuery {
   readonly since: number | null;
@@ -88,32 +84,38 @@ const CURSOR = /^(\d{1,15})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 
 export const formatCursor = (cursor: PageCursor): string => `${cursor.changeTime}_${cursor.guid}`;
 
-function parseCursor(value: unknown): PageCursor | undefined {
-  if (value === undefined) return undefined;
-  const match = typeof value === 'string' ? CURSOR.exec(value) : null;
-  if (!match) throw new ValidationFailed('after must be the value a next link carries');
-  return { changeTime: Number(match[1]), guid: match[2]! };
-}
+/** `GET /v1/subscriptions`. */
+export const LIST_QUERY = z.object({
+  since: queryParameter('since', dateTime('since')),
+  page: queryParameter('page', positiveInteger('page')).default(1),
+  per_page: queryParameter(
+    'per_page',
+    positiveInteger('per_page').meta({
+      description: `Values above ${MAX_PER_PAGE} are served as ${MAX_PER_PAGE} and reported as such.`,
+    }),
+  ).default(DEFAULT_PER_PAGE),
+  after: queryParameter(
+    'after',
+    checked((value) => {
+      const match = typeof value === 'string' ? CURSOR.exec(value) : null;
+      return match ? { changeTime: Number(match[1]), guid: match[2]! } : undefined;
+    }, 'after must be the value a next link carries').meta({
+      type: 'string',
+      pattern: '^[0-9]{1,15}_[0-9a-f-]{36}$',
+      description:
+        "Set by `next` links: the page starts after the previous page's last item (its change time and guid), " +
+        'so that a change made between two pages shifts nothing past it. Takes precedence over `page`.',
+    }),
+  ),
+});
 
 export function parseListQuery(query: Record<string, unknown>): ListQuery {
-  const single = (name: string): unknown => {
-    const value = query[name];
-    if (Array.isArray(value)) throw new ValidationFailed(`${name} must be given once`);
-    return value;
-  };
-  const sinceText = single('since');
-  const since = parseDateTime(sinceText, 'since');
-  const page = parsePositiveInteger(single('page'), 'page') ?? 1;
-  const perPage = Math.min(
-    parsePositiveInteger(single('per_page'), 'per_page') ?? DEFAULT_PER_PAGE,
-    MAX_PER_PAGE,
-  );
-  const after = parseCursor(single('after'));
+  const { since, page, per_page: perPage, after } = parseWith(LIST_QUERY, query);
   return {
     since: since ?? null,
-    ...(typeof sinceText === 'string' ? { sinceText } : {}),
+    ...(typeof query.since === 'string' ? { sinceText: query.since } : {}),
     page,
-    perPage,
+    perPage: Math.min(perPage, MAX_PER_PAGE),
     ...(after ? { after } : {}),
   };
 }

@@ -5,10 +5,11 @@ export type Guid = string;
 export type UserId = string;
 
 /** One item of a POST as the client sent it. `feedUrl` and `guid` are kept raw: the decider
- * validates them, so the failure messages are part of the log's deterministic outcome.
- * `candidateGuid` is drawn by the API and used only when the item matches nothing. */
+ * validates them, so the failure messages are part of the log's deterministic outcome (`feedUrl`
+ * is absent from the log when the client sent none). `candidateGuid` is drawn by the API and used
+ * only when the item matches nothing. */
 export interface AddItem {
-  readonly feedUrl: unknown;
+  readonly feedUrl?: unknown;
   readonly guid?: unknown;
   readonly candidateGuid: Guid;
 }

@@ -3,7 +3,8 @@ import { Instant } from '../time';
 import { Change } from '../subscriptions/change';
 import { Device, UserSubscriptions } from '../subscriptions/subscription';
 
-const DEVICE_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** A device id of the gpodder.net face. */
+export const DEVICE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** A device id the gpodder.net face accepts. */
 export const isDeviceId = (value: unknown): value is DeviceId =>

@@ -7,8 +7,21 @@ import {
   LogEvent,
   LogEventType,
 } from '@castlog/domain';
-import Ajv, { SchemaObject, ValidateFunction } from 'ajv';
+import Ajv, { ValidateFunction } from 'ajv';
 import type { EventEnvelope, LogRecord } from '../event-log.port';
+import {
+  Accepted,
+  anything,
+  boolean,
+  constant,
+  Exact,
+  integer,
+  list,
+  object,
+  oneOf,
+  Shape,
+  string,
+} from './typed-schema';
 
 /** The largest play field (`started`, `position`, `total`, in seconds) of an episode action: the
  * read model stores them as PostgreSQL `integer`. */
@@ -16,82 +29,77 @@ export const MAX_PLAY_SECONDS = 2 ** 31 - 1;
 /** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
 export const MAX_UPLOAD_URLS = 10_000;
 
-const guid = {
-  type: 'string',
+const guid = string({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-};
-const userId = { type: 'string', minLength: 1 };
-const deviceId = { type: 'string', format: 'device-id' };
-const count = { type: 'integer', minimum: 0 };
-const seconds = { type: 'integer', minimum: 0, maximum: MAX_PLAY_SECONDS };
-/** `feedUrl` and `guid` are kept raw: the decider validates them (see AddItem). */
-const addItem = {
-  type: 'object',
-  required: ['candidateGuid'],
-  properties: { feedUrl: {}, guid: {}, candidateGuid: guid },
-};
-
-/** An object with these properties, `required` among them; other properties are let through, as
- * a reader of an older or newer writer's events expects. */
-const event = (type: LogEventType, required: string[], properties: Record<string, SchemaObject>) => ({
-  type: 'object',
-  required: ['type', 'userId', ...required],
-  properties: { type: { const: type }, userId, ...properties },
 });
+const userId = string({ minLength: 1 });
+const deviceId = string({ format: 'device-id' });
+const count = integer({ minimum: 0 });
+const seconds = integer({ minimum: 0, maximum: MAX_PLAY_SECONDS });
+/** `feedUrl` and `guid` are kept raw: the decider validates them (see AddItem). */
+const addItem = object({ candidateGuid: guid }, { feedUrl: anything(), guid: anything() });
 
-/** The JSON Schema of each event value, checked when writing and when reading. */
-const EVENT_SCHEMAS: Record<LogEventType, SchemaObject> = {
-  SubscriptionsAddRequested: event('SubscriptionsAddRequested', ['items'], {
-    items: { type: 'array', minItems: 1, maxItems: 1000, items: addItem },
+/** An event of `type`: the type, the user and the properties given (see `object`). */
+const event = <const T extends LogEventType, R extends Shape, O extends Shape = Record<never, never>>(
+  type: T,
+  required: R,
+  optional?: O,
+) => object({ type: constant(type), userId, ...required }, optional);
+
+/** The JSON Schema of each event value, checked when writing and when reading. Each is typed with
+ * the values it accepts, which must be exactly the domain's type of that event (`NO_DRIFT`). */
+const EVENT_SCHEMAS = {
+  SubscriptionsAddRequested: event('SubscriptionsAddRequested', {
+    items: list(addItem, { minItems: 1, maxItems: 1000 }),
   }),
-  SubscriptionUpdateRequested: event('SubscriptionUpdateRequested', ['guid'], {
-    guid,
-    newFeedUrl: { type: 'string' },
-    newGuid: guid,
-    isSubscribed: { type: 'boolean' },
-  }),
-  DeletionRequested: event('DeletionRequested', ['guid'], { guid }),
-  DeletionCompleted: event('DeletionCompleted', ['deletionId', 'deletedAt'], {
-    deletionId: count,
-    deletedAt: count,
-  }),
-  DeletionFailed: event('DeletionFailed', ['deletionId', 'reason'], {
-    deletionId: count,
-    reason: { type: 'string' },
-  }),
-  DeviceUpdateRequested: event('DeviceUpdateRequested', ['deviceId'], {
-    deviceId,
-    caption: { type: 'string' },
-    deviceType: { enum: [...DEVICE_TYPES] },
-  }),
-  GpodderUploadRequested: event('GpodderUploadRequested', ['deviceId', 'add', 'remove'], {
-    deviceId,
-    add: { type: 'array', maxItems: MAX_UPLOAD_URLS, items: addItem },
-    remove: { type: 'array', maxItems: MAX_UPLOAD_URLS, items: {} },
-    replace: { type: 'boolean' },
-  }),
-  EpisodeActionsUploaded: event('EpisodeActionsUploaded', ['actions'], {
-    actions: {
-      type: 'array',
-      maxItems: MAX_UPLOAD_URLS,
-      items: {
-        type: 'object',
-        required: ['podcast', 'episode', 'action'],
-        properties: {
-          podcast: { type: 'string' },
-          episode: { type: 'string' },
-          action: { enum: [...EPISODE_ACTION_KINDS] },
-          timestamp: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' },
+  SubscriptionUpdateRequested: event(
+    'SubscriptionUpdateRequested',
+    { guid },
+    { newFeedUrl: string(), newGuid: guid, isSubscribed: boolean() },
+  ),
+  DeletionRequested: event('DeletionRequested', { guid }),
+  DeletionCompleted: event('DeletionCompleted', { deletionId: count, deletedAt: count }),
+  DeletionFailed: event('DeletionFailed', { deletionId: count, reason: string() }),
+  DeviceUpdateRequested: event(
+    'DeviceUpdateRequested',
+    { deviceId },
+    { caption: string(), deviceType: oneOf(DEVICE_TYPES) },
+  ),
+  GpodderUploadRequested: event(
+    'GpodderUploadRequested',
+    {
+      deviceId,
+      add: list(addItem, { maxItems: MAX_UPLOAD_URLS }),
+      remove: list(anything(), { maxItems: MAX_UPLOAD_URLS }),
+    },
+    { replace: boolean() },
+  ),
+  EpisodeActionsUploaded: event('EpisodeActionsUploaded', {
+    actions: list(
+      object(
+        { podcast: string(), episode: string(), action: oneOf(EPISODE_ACTION_KINDS) },
+        {
+          timestamp: string({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' }),
           device: deviceId,
-          guid: { type: 'string' },
+          guid: string(),
           started: seconds,
           position: seconds,
           total: seconds,
         },
-      },
-    },
+      ),
+      { maxItems: MAX_UPLOAD_URLS },
+    ),
   }),
-};
+} as const;
+
+/** The event types whose schema accepts other values than the domain's type says: none, or the
+ * compiler refuses `NO_DRIFT` below, naming them (exported only so that it is not unused). */
+type Drifted = {
+  [K in LogEventType]: Exact<Accepted<(typeof EVENT_SCHEMAS)[K]>, Extract<LogEvent, { type: K }>> extends true
+    ? never
+    : K;
+}[LogEventType];
+export const NO_DRIFT: [Drifted] extends [never] ? true : Drifted = true;
 
 /** One compiled validator per event type: ajv writes each schema out as code once, which checks a
  * POST of 100 feeds in about a sixth of the time zod's walk of its schema objects took. */
@@ -99,7 +107,7 @@ const validators: Record<LogEventType, ValidateFunction> = (() => {
   const ajv = new Ajv({ strict: true, allErrors: false });
   ajv.addFormat('device-id', { type: 'string', validate: isDeviceId });
   return Object.fromEntries(
-    LOG_EVENT_TYPES.map((type) => [type, ajv.compile(EVENT_SCHEMAS[type])]),
+    LOG_EVENT_TYPES.map((type) => [type, ajv.compile(EVENT_SCHEMAS[type].json)]),
   ) as Record<LogEventType, ValidateFunction>;
 })();
 
