@@ -31,6 +31,8 @@ export interface NotificationListenerOptions {
 export class NotificationListener {
   private client?: Client;
   private reconnecting?: Promise<unknown>;
+  /** Whether a start has succeeded: from then on a lost connection is reconnected here. */
+  private started = false;
   private readonly closed = new AbortController();
   private readonly log: LogFn;
 
@@ -71,11 +73,15 @@ export class NotificationListener {
       if (this.closed.signal.aborted) throw new Error('closed');
       this.client = client;
       await this.handlers.listening();
+      // A connection lost while catching up has nothing listening: fail this attempt, so the
+      // start's caller or the reconnecting loop tries again.
+      if (this.client !== client) throw new Error('connection lost while catching up');
     } catch (error) {
       if (this.client === client) this.client = undefined;
       await client.end().catch(() => undefined);
       throw error;
     }
+    this.started = true;
     this.options.health?.restored(this.options.component);
   }
 
@@ -83,6 +89,8 @@ export class NotificationListener {
     if (this.client !== client || this.closed.signal.aborted) return;
     this.client = undefined;
     void client.end().catch(() => undefined);
+    // Before the first start succeeds, `start` rejects and its caller decides what follows.
+    if (!this.started) return;
     this.log('warn', `${this.options.component}: connection lost (${messageOf(error)}); reconnecting`);
     this.options.health?.lost(this.options.component, error);
     this.handlers.lost(error);

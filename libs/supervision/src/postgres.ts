@@ -7,9 +7,12 @@ import { recoveryProbe } from './recovery-probe';
  * (and its request answers 503) instead of waiting; TCP keep-alive notices a peer that vanished. */
 export const connectionSettings = (
   connectTimeoutMs: number,
-): Pick<ClientConfig, 'connectionTimeoutMillis' | 'keepAlive'> => ({
+): Pick<ClientConfig, 'connectionTimeoutMillis' | 'keepAlive' | 'keepAliveInitialDelayMillis'> => ({
   connectionTimeoutMillis: connectTimeoutMs,
   keepAlive: true,
+  // The system's default waits two hours before the first probe: an idle LISTEN connection that a
+  // network silently dropped would leave its listener deaf that long.
+  keepAliveInitialDelayMillis: 10_000,
 });
 
 export interface PoolSupervision {

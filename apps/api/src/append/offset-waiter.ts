@@ -52,6 +52,8 @@ export class OffsetWaiter {
   private readonly committedHere = new Set<number>();
   private stopHearingCommits?: () => void;
   private readonly closed = new AbortController();
+  /** Settles each waiting request as timed out when the waiter closes. */
+  private readonly pending = new Set<() => void>();
 
   constructor(
     url: string,
@@ -166,12 +168,16 @@ export class OffsetWaiter {
    * data: it is tried again with capped backoff until the last of their deadlines (each settles as
    * 'unknown' at its own), or until closed, and then answers undefined. */
   private async readOutcomes(waiters: readonly Waiter[]): Promise<Map<string, RequestOutcome> | undefined> {
+    // One signal for both ends, without AbortSignal.any: on Node 20 each of those stays tied to
+    // the long-lived `closed` signal.
     const expired = new AbortController();
+    const expire = (): void => expired.abort();
     const deadline = Math.max(...waiters.map((waiter) => waiter.deadline));
-    const timer = setTimeout(() => expired.abort(), deadline - Date.now());
+    const timer = setTimeout(expire, deadline - Date.now());
+    this.closed.signal.addEventListener('abort', expire, { once: true });
     try {
       return await retry(() => this.outcomes.atPositions(waiters), {
-        signal: AbortSignal.any([expired.signal, this.closed.signal]),
+        signal: expired.signal,
         onFailure: (error, failures) => {
           if (failures > 1) return;
           this.logger.warn(
@@ -182,6 +188,7 @@ export class OffsetWaiter {
       });
     } finally {
       clearTimeout(timer);
+      this.closed.signal.removeEventListener('abort', expire);
     }
   }
 
@@ -209,19 +216,21 @@ export class OffsetWaiter {
       },
     };
     const timer = setTimeout(() => settle(passed ? 'unknown' : 'timed-out'), timeoutMs);
-    const close = () => settle('timed-out');
-    this.closed.signal.addEventListener('abort', close, { once: true });
+    const close = (): void => settle('timed-out');
+    this.pending.add(close);
     try {
-      // A position known to be passed is read at once, on its own.
+      // A position known to be passed is read at once, on its own. Neither start is awaited: a
+      // query that hangs must not hold the answer past its deadline.
       if ((this.watch.stored(partition) ?? -1) > offset) {
         passed = true;
-        const found = await this.readOutcomes([waiter]);
-        if (found) settle(found.get(positionKey(waiter)) ?? 'missing');
-      } else await this.watch.add(waiter).catch(() => undefined);
+        void this.readOutcomes([waiter]).then((found) => {
+          if (found) settle(found.get(positionKey(waiter)) ?? 'missing');
+        });
+      } else void this.watch.add(waiter).catch(() => undefined);
       return await result;
     } finally {
       clearTimeout(timer);
-      this.closed.signal.removeEventListener('abort', close);
+      this.pending.delete(close);
       this.watch.remove(waiter);
     }
   }
@@ -229,6 +238,7 @@ export class OffsetWaiter {
   async close(): Promise<void> {
     this.stopHearingCommits?.();
     this.closed.abort();
+    for (const close of this.pending) close();
     this.released = [];
     await this.watch.close();
   }

@@ -48,7 +48,7 @@ export async function topicEndOffsets(
   const offsets = await retry(() => reporting(() => admin.fetchTopicOffsets(topic)), {
     initialMs: 200,
     maxMs: 3_200,
-    attempts: 6,
+    attempts: 8,
     retryable: (error) => error instanceof KafkaJSError && error.retriable,
   });
   return new Map(offsets.map((o) => [o.partition, Number(o.high)]));

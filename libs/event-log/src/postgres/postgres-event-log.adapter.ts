@@ -17,6 +17,8 @@ import { GroupCommit } from '../group-commit';
  * position again on any. */
 const LOG = 'log';
 const CHANNEL = 'castlog_log_appended';
+/** How long an idle reader waits for a notice before reading anyway. */
+const SAFETY_READ_MS = 30_000;
 /** Serialises appenders so sequence numbers commit in order and readers never skip a gap. */
 const APPEND_LOCK = 0x6361_7374;
 
@@ -178,6 +180,7 @@ export class PostgresEventLog implements EventLog {
     const step = async (): Promise<LogRecord[]> => {
       if (!started) await listener.start();
       started = true;
+      if (stopped.aborted) return [];
       next ??= await options.startFrom(0);
       const records = await this.read(this.pool, next, Number.MAX_SAFE_INTEGER, limit);
       if (records.length > 0) await options.handle({ partition: 0, records });
@@ -197,7 +200,8 @@ export class PostgresEventLog implements EventLog {
       const records = await retry(step, { signal: stopped, onFailure: failed });
       const last = records?.[records.length - 1];
       if (last) next = last.offset + 1;
-      else await appended.wait(undefined, stopped);
+      // A read now and then finds appends a silently dropped LISTEN connection did not hear.
+      else await appended.wait(SAFETY_READ_MS, stopped);
     }
   }
 
