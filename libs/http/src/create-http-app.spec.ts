@@ -1,12 +1,11 @@
 import { loadConfig } from '@castlog/config';
-import { Metrics } from '@castlog/runtime';
-import { DependencyHealth } from '@castlog/supervision';
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { connect } from 'node:net';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { createHttpApp } from './create-http-app';
 import { Unavailable } from './errors';
+import { RequestMetrics } from './request-metrics';
 
 /** A route that answers when the test lets it. */
 let entered: () => void = () => undefined;
@@ -41,7 +40,7 @@ class SlowController {
 
 @Module({
   controllers: [SlowController],
-  providers: [{ provide: Metrics, useFactory: () => new Metrics(new DependencyHealth()) }],
+  providers: [{ provide: RequestMetrics, useValue: { observeRequest: () => undefined } }],
 })
 class SlowModule {}
 

@@ -1,9 +1,7 @@
 import { Config } from '@castlog/config';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { Metrics, PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
-import { decodeText, TextEncodingError } from '@castlog/opml';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
@@ -16,7 +14,10 @@ import {
   answerUnmetExpectation,
   ErrorBodyFilter,
 } from './error-body.filter';
+import { PinoNestLogger } from './nest-logger';
+import { RequestMetrics } from './request-metrics';
 import { InvalidInputStatusByPath, routeOptionsOf } from './route-options';
+import { decodeText, TextEncodingError } from './text';
 import { UndecodableText } from './text-body';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -100,11 +101,14 @@ export async function createHttpApp(
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
-  const metrics = app.get(Metrics, { strict: false });
+  const metrics = app.get(RequestMetrics, { strict: false });
   fastify.addHook('onResponse', async (request, reply) => {
-    metrics.httpDuration
-      .labels(request.method, request.routeOptions.url ?? 'unknown', String(reply.statusCode))
-      .observe(reply.elapsedTime / 1000);
+    metrics.observeRequest(
+      request.method,
+      request.routeOptions.url ?? 'unknown',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
   if (options.openApi) setUpOpenApi(app, options.openApi);
   return app;
