@@ -7,6 +7,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { limitBodies } from './body-limit';
 import { errorBody, Unavailable, ValidationFailed } from './errors';
 import {
   answerClientError,
@@ -34,7 +35,7 @@ export interface HttpAppOptions {
   readonly openApi?: OpenApiDocument;
 }
 
-/** Builds the Fastify-based Nest application around `module`: body limit, request ids, the error
+/** Builds the Fastify-based Nest application around `module`: body limits, request ids, the error
  * body for every error (including Fastify's own), metrics of every request, and the OpenAPI
  * document when `options.openApi` describes one. */
 export async function createHttpApp(
@@ -95,6 +96,7 @@ export async function createHttpApp(
     if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
   });
   answerWithinDeadline(fastify, config.REQUEST_TIMEOUT, config.RETRY_AFTER_SECONDS);
+  limitBodies(fastify, config.BODY_LIMIT_BYTES, config.REQUEST_TIMEOUT);
   readJsonBodies(fastify);
   readTextBodies(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
@@ -142,6 +144,11 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
     }, timeoutMs);
     deadline.unref();
     deadlines.set(request, deadline);
+  });
+  // Once an answer is on its way it is the answer, however long its sending takes (a 413 waits
+  // for the refused body to be read).
+  fastify.addHook('onSend', async (request) => {
+    clearTimeout(deadlines.get(request));
   });
   fastify.addHook('onResponse', async (request) => {
     clearTimeout(deadlines.get(request));
