@@ -1,11 +1,10 @@
 import { loadConfig } from '@castlog/config';
 import { Body, Controller, Module, Post } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
-import { PassThrough, Writable } from 'node:stream';
-import pino from 'pino';
+import { PassThrough } from 'node:stream';
+import { capturedLogger } from '../../../test/support/captured-log';
+import { sendThenRead } from '../../../test/support/send-then-read';
 import { discardBody } from './body-limit';
 import { createHttpApp } from './create-http-app';
 import { RequestMetrics } from './request-metrics';
@@ -34,53 +33,17 @@ class UploadModule {}
 /** A JSON body of about `bytes` bytes. */
 const jsonOf = (bytes: number) => JSON.stringify({ data: 'x'.repeat(bytes) });
 
-/** POSTs `body` (with its Content-Length, or chunked) as a client that reads the answer only once
- * it has sent the whole request (Python's http.client does, as mygpoclient uses it), and answers
- * the response, or fails with what the client saw instead (a broken pipe, a reset). */
-async function post(url: string, path: string, body: string, chunked = false) {
-  const socket = connect(Number(new URL(url).port), '127.0.0.1');
-  socket.pause();
-  await once(socket, 'connect');
-  const write = (data: string) =>
-    new Promise<void>((resolve, reject) =>
-      socket.write(data, (error) => (error ? reject(error) : resolve())),
-    );
-  const framing = chunked ? 'transfer-encoding: chunked' : `content-length: ${Buffer.byteLength(body)}`;
-  await write(
-    `POST ${path} HTTP/1.1\r\nhost: castlog\r\nconnection: close\r\ncontent-type: application/json\r\n${framing}\r\n\r\n`,
-  );
-  const piece = 256 * 1024;
-  for (let at = 0; at < body.length; at += piece) {
-    const part = body.slice(at, at + piece);
-    await write(chunked ? `${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n` : part);
-  }
-  if (chunked) await write('0\r\n\r\n');
-  let text = '';
-  socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  socket.resume();
-  await Promise.race([once(socket, 'end'), once(socket, 'error').then(([error]) => Promise.reject(error))]);
-  socket.destroy();
-  const [head = '', payload = ''] = text.split('\r\n\r\n');
-  return { status: Number(head.split(' ')[1]), head, body: payload };
-}
+/** POSTs a JSON body as a client that reads the answer only once it has sent the whole request. */
+const post = (url: string, path: string, body: string, chunked = false) =>
+  sendThenRead(url, { method: 'POST', path, body, chunked, headers: { 'content-type': 'application/json' } });
 
 describe('body limits', () => {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-      callback();
-    },
-  });
+  const { lines, logger } = capturedLogger();
   let app: NestFastifyApplication;
   let url: string;
 
   beforeAll(async () => {
-    app = await createHttpApp(
-      UploadModule,
-      loadConfig({ BODY_LIMIT_BYTES: '1024' }),
-      pino({ level: 'info' }, sink),
-    );
+    app = await createHttpApp(UploadModule, loadConfig({ BODY_LIMIT_BYTES: '1024' }), logger);
     await app.listen({ port: 0, host: '127.0.0.1' });
     url = await app.getUrl();
   });

@@ -1,8 +1,7 @@
 import { loadConfig } from '@castlog/config';
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { connect } from 'node:net';
-import pino from 'pino';
-import { Writable } from 'node:stream';
+import { capturedLogger } from '../../../test/support/captured-log';
 import { createHttpApp } from './create-http-app';
 import { Unavailable } from './errors';
 import { RequestMetrics } from './request-metrics';
@@ -43,18 +42,6 @@ class SlowController {
   providers: [{ provide: RequestMetrics, useValue: { observeRequest: () => undefined } }],
 })
 class SlowModule {}
-
-/** A logger at info whose JSON lines the test reads back. */
-const capturedLogger = () => {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-      callback();
-    },
-  });
-  return { lines, logger: pino({ level: 'info' }, sink) };
-};
 
 describe('createHttpApp', () => {
   it('answers a request that comes while it drains with 503, Retry-After and the error body', async () => {

@@ -6,7 +6,7 @@ import { AppendService } from '../append/append.service';
 import { ApiWriteErrors } from '../http/openapi';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
-import { ApiUserParam, GpodderRoute } from './gpodder.openapi';
+import { ApiUserParam, GpodderRoute, GpodderUploadRoute } from './gpodder.openapi';
 import {
   EPISODE_ACTIONS_RESULT_SCHEMA,
   EPISODE_ACTIONS_SCHEMA,
@@ -39,7 +39,7 @@ export class GpodderEpisodesController {
 
   @Post(':user.json')
   @HttpCode(200)
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiUserParam()
   @ApiOperation({
     summary: 'Upload episode actions (gpodder.net)',

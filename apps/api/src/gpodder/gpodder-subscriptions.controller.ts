@@ -7,7 +7,7 @@ import { ApiWriteErrors } from '../http/openapi';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
-import { ApiDeviceParam, ApiUserParam, GpodderRoute } from './gpodder.openapi';
+import { ApiDeviceParam, ApiUserParam, GpodderRoute, GpodderUploadRoute } from './gpodder.openapi';
 import {
   presentUpload,
   SUBSCRIPTION_CHANGES_SCHEMA,
@@ -38,7 +38,7 @@ export class GpodderSubscriptionsController {
 
   @Post(':device.json')
   @HttpCode(200)
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiUserParam()
   @ApiDeviceParam()
   @ApiOperation({
