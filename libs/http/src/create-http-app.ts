@@ -45,56 +45,20 @@ export async function createHttpApp(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const routerErrorStatus = new InvalidInputStatusByPath();
-  const adapter = new FastifyAdapter({
-    ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
-    bodyLimit: config.BODY_LIMIT_BYTES,
-    genReqId: (request: IncomingMessage) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  const app = await NestFactory.create<NestFastifyApplication>(
+    module,
+    fastifyAdapter(config, routerErrorStatus, logger),
+    {
+      logger: logger ? new PinoNestLogger(logger) : false,
+      // Nest's default adds a form-encoded parser; bodies are JSON (Fastify's own parser), so a form
+      // is refused as an unsupported media type, 405 like any body that is not JSON.
+      bodyParser: false,
     },
-    // `https://host//api/2/…`: what a client builds from a server address with a trailing slash
-    // (Kasts does), and what nginx, by default, would have merged on the way.
-    routerOptions: { ignoreDuplicateSlashes: true },
-    forceCloseConnections: 'idle',
-    // Answered below with the error body and Retry-After instead of Fastify's own body.
-    return503OnClosing: false,
-    // The error body for what the router and Node's HTTP parser refuse, too.
-    frameworkErrors: (error: FastifyError, request: { url?: string }, reply: FastifyReply) =>
-      answerFrameworkError(
-        error,
-        reply,
-        config.RETRY_AFTER_SECONDS,
-        routerErrorStatus.statusFor(request.url),
-      ),
-    clientErrorHandler: answerClientError,
-    // Node would answer an HTTP/1.1 request without Host with a bare 400; the hook below answers it.
-    http: { requireHostHeader: false },
-  });
-  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
-    logger: logger ? new PinoNestLogger(logger) : false,
-    // Nest's default adds a form-encoded parser; bodies are JSON (Fastify's own parser), so a form
-    // is refused as an unsupported media type, 405 like any body that is not JSON.
-    bodyParser: false,
-  });
+  );
   app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
   const fastify = app.getHttpAdapter().getInstance();
   fastify.server.on('checkExpectation', answerUnmetExpectation);
-  // A request that comes while the app drains (on a connection kept alive) is told to come back.
-  let closing = false;
-  fastify.addHook('preClose', async () => {
-    closing = true;
-  });
-  fastify.addHook('onRequest', async (request, reply) => {
-    if (closing) {
-      void reply.header('connection', 'close');
-      throw new Unavailable(config.RETRY_AFTER_SECONDS, 'shutting down');
-    }
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
-      throw new ValidationFailed('the Host header is missing');
-    // No DELETE route reads a body, and Fastify would refuse an empty one labelled JSON, as some
-    // clients label every request.
-    if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
-  });
+  refuseBeforeRouting(fastify, config.RETRY_AFTER_SECONDS);
   answerWithinDeadline(fastify, config.REQUEST_TIMEOUT, config.RETRY_AFTER_SECONDS);
   limitBodies(fastify, config.BODY_LIMIT_BYTES, config.REQUEST_TIMEOUT);
   readJsonBodies(fastify);
@@ -114,6 +78,61 @@ export async function createHttpApp(
   });
   if (options.openApi) setUpOpenApi(app, options.openApi);
   return app;
+}
+
+/** Fastify as castlog runs it: request ids, the server's body limit (`limitBodies` sets each
+ * route's), and the error body for what the router and Node's HTTP parser refuse. */
+function fastifyAdapter(
+  config: Config,
+  routerErrorStatus: InvalidInputStatusByPath,
+  logger: Logger | undefined,
+): FastifyAdapter {
+  return new FastifyAdapter({
+    ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: (request: IncomingMessage) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // `https://host//api/2/…`: what a client builds from a server address with a trailing slash
+    // (Kasts does), and what nginx, by default, would have merged on the way.
+    routerOptions: { ignoreDuplicateSlashes: true },
+    forceCloseConnections: 'idle',
+    // Answered by `refuseBeforeRouting` with the error body and Retry-After instead of Fastify's own.
+    return503OnClosing: false,
+    // The error body for what the router and Node's HTTP parser refuse, too.
+    frameworkErrors: (error: FastifyError, request: { url?: string }, reply: FastifyReply) =>
+      answerFrameworkError(
+        error,
+        reply,
+        config.RETRY_AFTER_SECONDS,
+        routerErrorStatus.statusFor(request.url),
+      ),
+    clientErrorHandler: answerClientError,
+    // Node would answer an HTTP/1.1 request without Host with a bare 400; `refuseBeforeRouting`
+    // answers it.
+    http: { requireHostHeader: false },
+  });
+}
+
+/** What is refused before a route runs: a request that comes while the app drains (on a connection
+ * kept alive) is told to come back, and an HTTP/1.1 request without Host is invalid input. */
+function refuseBeforeRouting(fastify: FastifyInstance, retryAfterSeconds: number): void {
+  let closing = false;
+  fastify.addHook('preClose', async () => {
+    closing = true;
+  });
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (closing) {
+      void reply.header('connection', 'close');
+      throw new Unavailable(retryAfterSeconds, 'shutting down');
+    }
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      throw new ValidationFailed('the Host header is missing');
+    // No DELETE route reads a body, and Fastify would refuse an empty one labelled JSON, as some
+    // clients label every request.
+    if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
+  });
 }
 
 /** A request still unanswered after `timeoutMs` answers 503 with Retry-After: a dependency that
