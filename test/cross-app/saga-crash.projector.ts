@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { serve } from '@castlog/http';
 import { DELETION_SAGA_FAULTS, DeletionSagaFaults, ProjectorAppModule } from '@castlog/projector';
-import { Runtime } from '@castlog/runtime';
+import { Runtime, serve } from '@castlog/runtime';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 
 /** The crash saga-crash.e2e-spec.ts recovers from: the process kills itself (SIGKILL) right after

@@ -1,5 +1,8 @@
 import { CastlogUnderTest, startCastlog, startProjector, TestUser } from '../support/start-castlog';
+import { UPLOAD_BODY_LIMIT_BYTES } from '@castlog/config';
+import { capturedLogger } from '../support/captured-log';
 import { errorBody, feed, VALIDATION } from '../support/contract';
+import { sendThenRead } from '../support/send-then-read';
 
 describe('Errors', () => {
   let app: CastlogUnderTest;
@@ -175,6 +178,47 @@ describe('Limits', () => {
       const response = await app.as(alice).post('/v1/subscriptions', big);
       expect(response.status).toBe(413);
       expect(response.body).toEqual(errorBody(413));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('lets a client that sends a gpodder.net upload over its 4 MiB limit read the 413, and logs why', async () => {
+    const { lines, logger } = capturedLogger('warn');
+    const app = await startCastlog({ log: 'postgres', logger });
+    try {
+      const alice = await app.freshUser();
+      const action = {
+        podcast: 'https://a.example.com/rss',
+        episode: 'https://a.example.com/1.mp3',
+        action: 'new',
+      };
+      const body = JSON.stringify(
+        Array.from({ length: 9_000 }, () => ({ ...action, guid: 'g'.repeat(500) })),
+      );
+      expect(body.length).toBeGreaterThan(UPLOAD_BODY_LIMIT_BYTES);
+      // Sent whole before the answer is read, as Python's http.client sends it: no broken pipe.
+      const answer = await sendThenRead(app.url, {
+        method: 'POST',
+        path: `/api/2/episodes/${alice.name}.json`,
+        body,
+        headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
+      });
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.body)).toEqual(errorBody(413));
+      expect(lines.filter((line) => String(line.msg).startsWith('answered 413'))).toEqual([
+        expect.objectContaining({
+          level: 40,
+          limit: UPLOAD_BODY_LIMIT_BYTES,
+          contentLength: String(body.length),
+          msg: expect.stringMatching(
+            new RegExp(
+              `^answered 413: the request body is larger than this route's limit of ${UPLOAD_BODY_LIMIT_BYTES} bytes; ` +
+                'the rest of it \\(\\d+ bytes\\) read and discarded before answering$',
+            ),
+          ),
+        }),
+      ]);
     } finally {
       await app.close();
     }

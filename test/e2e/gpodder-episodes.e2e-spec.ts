@@ -1,5 +1,6 @@
 import { ApiResponse } from '../support/api-client';
 import { GPODDER_INVALID as INVALID, errorBody, feed } from '../support/contract';
+import { sendThenRead } from '../support/send-then-read';
 import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
 
 const GPODDER_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
@@ -191,6 +192,37 @@ describe('gpodder.net episode actions: /api/2/episodes/{user}.json', () => {
       }));
       expect400(await upload(tooMany), 'the body must hold at most 10000 episode actions');
       expect((await download()).body.actions).toEqual([]);
+    });
+
+    it('records 10,000 actions as mygpoclient uploads them (about 2.2 MB, more than the 1 MiB of other routes)', async () => {
+      // mygpoclient's upload_episode_actions: every field of a play action, written by Python's
+      // json.dumps (", " and ": " between items), labelled as a form, sent whole before it reads.
+      const actions = Array.from({ length: 10_000 }, (_, i) => ({
+        podcast,
+        episode: `${episode(i)}?title=an-episode-title-of-a-usual-length`,
+        action: 'play',
+        device: 'laptop',
+        timestamp: gpodderTime(1_764_000_000 + i),
+        started: 0,
+        position: 60 + (i % 3000),
+        total: 3600,
+      }));
+      const body = JSON.stringify(actions).replaceAll('":', '": ').replaceAll(',"', ', "');
+      expect(body.length).toBeGreaterThan(2_100_000);
+      const basic = `Basic ${Buffer.from(`${alice.name}:${alice.password}`).toString('base64')}`;
+      const answer = await sendThenRead(app.url, {
+        method: 'POST',
+        path: path(),
+        body,
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect({ status: answer.status, body: JSON.parse(answer.body) }).toEqual({
+        status: 200,
+        body: { timestamp: expect.any(Number), update_urls: [] },
+      });
+      const recorded = (await download()).body.actions;
+      expect(recorded).toHaveLength(10_000);
+      expect(recorded[9_999]).toEqual(actions[9_999]);
     });
 
     it("answers 401 for another user's path and records nothing of theirs", async () => {

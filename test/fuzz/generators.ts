@@ -1,3 +1,4 @@
+import { UPLOAD_BODY_LIMIT_BYTES } from '@castlog/config';
 import {
   checkFeedUrl,
   conflictingUrl,
@@ -17,6 +18,9 @@ import type { TestUser } from '../support/start-castlog';
 
 /** The service's body limit (BODY_LIMIT_BYTES' default). */
 export const BODY_LIMIT = 1024 * 1024;
+
+/** The body limit of gpodder.net's upload routes, above BODY_LIMIT. */
+export const UPLOAD_BODY_LIMIT = UPLOAD_BODY_LIMIT_BYTES;
 
 // ---------------------------------------------------------------------------------------------
 // Plans: what a run sends, as plain data (so fast-check prints it), with placeholders for the
@@ -1153,7 +1157,8 @@ const gpodderBody = (
     {
       weight: 1,
       arbitrary: fc.integer({ min: 1, max: 64 * 1024 }).map((extra) => ({
-        text: `{"add":["https://big.example/${'x'.repeat(BODY_LIMIT + extra)}"],"remove":[]}`,
+        // Over the limit of every gpodder.net route, its uploads' included.
+        text: `{"add":["https://big.example/${'x'.repeat(UPLOAD_BODY_LIMIT + extra)}"],"remove":[]}`,
         validity: 'invalid' as Validity,
       })),
     },

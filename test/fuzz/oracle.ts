@@ -1,6 +1,15 @@
 import { checkFeedUrl, DEVICE_TYPES, EPISODE_ACTION_KINDS, isDeviceId } from '@castlog/domain';
 import { METHODS as STATUS_METHODS } from 'node:http';
-import { BODY_LIMIT, GpodderRoute, JSON_TYPES, materialize, Plan, RouteName, World } from './generators';
+import {
+  BODY_LIMIT,
+  GpodderRoute,
+  JSON_TYPES,
+  materialize,
+  Plan,
+  RouteName,
+  UPLOAD_BODY_LIMIT,
+  World,
+} from './generators';
 
 /**
  * What the HTTP fuzzing (test/e2e/fuzz.e2e-spec.ts) expects of an answer: the properties every
@@ -104,6 +113,9 @@ const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: Re
   'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.(?:json|opml|txt)$/ },
 };
 
+/** The routes that take uploads of up to 10,000 actions or URLs, with a body limit of their own. */
+const GPODDER_UPLOADS: ReadonlySet<GpodderRoute> = new Set(['gp-upload', 'gp-episodes-post', 'simple-put']);
+
 export const isGpodder = (route: RouteName): route is GpodderRoute => route in GPODDER_RULES;
 
 /** Where the routes with path parameters begin, up to their first parameter, by the status of their
@@ -197,8 +209,9 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
  * another user than the path's, 401 whatever the input (bodies are read as text, judged after the
  * credentials). Only a body over the limit is refused first (413). */
 function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
-  // A body over the limit is refused, or its path is not found first.
-  if (bodyBytes > BODY_LIMIT) return new Set(plan.clean ? [413] : [413, 404]);
+  // A body over the route's limit is refused, or its path is not found first.
+  if (bodyBytes > (GPODDER_UPLOADS.has(plan.route as GpodderRoute) ? UPLOAD_BODY_LIMIT : BODY_LIMIT))
+    return new Set(plan.clean ? [413] : [413, 404]);
   const allowed = new Set<number>();
   // A path the router cannot read as the route (an empty, encoded-slash or over-long segment, an
   // unknown format) is not found, whatever its body, or refused as input, or its user is nobody.

@@ -16,6 +16,7 @@ import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castl
 
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = resolve(__dirname, 'sync.py');
+const LARGE_UPLOAD = resolve(__dirname, 'large-upload.py');
 
 const probe = spawnSync(PYTHON, ['-c', 'import mygpoclient'], { stdio: 'ignore' });
 const installed = probe.error === undefined && probe.status === 0;
@@ -28,9 +29,10 @@ if (!installed)
 function runSync(
   url: string,
   user: TestUser,
+  script = SCRIPT,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(PYTHON, [SCRIPT, url, user.name, user.password], {
+    const child = spawn(PYTHON, [script, url, user.name, user.password], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8' },
     });
@@ -98,5 +100,20 @@ function runSync(
       .sort();
     expect(subscribed).toEqual(done.feeds);
     expect(listed.body.total).toBe(5);
+  }, 120_000);
+
+  it('uploads 10,000 episode actions at once, and reads the 413 of an upload over the limit rather than a broken pipe', async () => {
+    const user = await app.freshUser();
+    const run = await runSync(app.url, user, LARGE_UPLOAD);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    const steps = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(steps).toEqual([
+      { step: 'upload_episode_actions', count: 10_000, bytes: expect.any(Number) },
+      { step: 'too_large', status: 413 },
+    ]);
+    expect(steps[0]!.bytes).toBeGreaterThan(2_000_000);
   }, 120_000);
 });

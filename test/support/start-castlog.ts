@@ -4,6 +4,7 @@ import { API_DOCUMENT } from '@castlog/api';
 import { createHttpApp } from '@castlog/http';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import { ApiAppModule } from '../../apps/api/src/api-app.module';
 import { EmbeddedAppModule } from '../../apps/embedded/src/embedded-app.module';
@@ -43,7 +44,13 @@ export type EventLogKind = 'kafka' | 'postgres';
 /** The whole service in this process — API, projector and deletion saga — on a fresh database and,
  * for the Kafka log, a fresh topic and consumer group, so test files never share data. */
 export async function startCastlog(
-  options: { log?: EventLogKind; env?: Record<string, string>; projector?: boolean } = {},
+  options: {
+    log?: EventLogKind;
+    env?: Record<string, string>;
+    projector?: boolean;
+    /** Where the HTTP app logs (nowhere unless given). */
+    logger?: Logger;
+  } = {},
 ): Promise<CastlogUnderTest> {
   const databaseUrl = await createTestDatabase();
   const kafka = (options.log ?? 'kafka') === 'kafka';
@@ -63,7 +70,7 @@ export async function startCastlog(
   try {
     const module =
       options.projector === false ? ApiAppModule.forRuntime(runtime) : EmbeddedAppModule.forRuntime(runtime);
-    app = await createHttpApp(module, config, undefined, { openApi: API_DOCUMENT });
+    app = await createHttpApp(module, config, options.logger, { openApi: API_DOCUMENT });
     await app.listen({ port: 0, host: '127.0.0.1' });
   } catch (error) {
     await app?.close();

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { serve } from '@castlog/http';
+import { serve } from '@castlog/runtime';
 import { ApiAppModule } from './api-app.module';
 import { API_DOCUMENT } from './http/api-document';
 

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { API_DOCUMENT } from '@castlog/api';
 import { DEFAULT_DATA_DIR } from '@castlog/config';
-import { serve } from '@castlog/http';
+import { serve } from '@castlog/runtime';
 import { performance } from 'node:perf_hooks';
 import { EmbeddedAppModule } from './embedded-app.module';
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { serve } from '@castlog/http';
+import { serve } from '@castlog/runtime';
 import { ProjectorAppModule } from './projector-app.module';
 
 /** The projector and the deletion saga; HTTP only for /health/* and /metrics. */

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, UPLOAD_BODY_LIMIT_BYTES } from './config';
 
 describe('GPODDER_API', () => {
   it('is on by default', () => expect(loadConfig({}).GPODDER_API).toBe(true));
@@ -47,6 +47,15 @@ describe('numbers and durations that would break the server later', () => {
       /DATABASE_POOL_SIZE: must be a whole number/,
     );
     expect(loadConfig({ PORT: '0' }).PORT).toBe(0);
+  });
+
+  it("refuses a body limit above the upload routes' (the largest event it makes must fit the log)", () => {
+    expect(loadConfig({ BODY_LIMIT_BYTES: String(UPLOAD_BODY_LIMIT_BYTES) }).BODY_LIMIT_BYTES).toBe(
+      UPLOAD_BODY_LIMIT_BYTES,
+    );
+    expect(() => loadConfig({ BODY_LIMIT_BYTES: String(UPLOAD_BODY_LIMIT_BYTES + 1) })).toThrow(
+      /BODY_LIMIT_BYTES: Number must be less than or equal to 4194304/,
+    );
   });
 
   it('refuses 0 for every wait and lifetime, and a wait longer than a timer can hold', () => {

@@ -26,6 +26,11 @@ export const READ_MODEL_SCHEMA_MAX_LENGTH = 50;
 /** A schema name castlog accepts: a lower-case SQL identifier, which needs no quoting. */
 export const LOWER_CASE_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
+/** The body limit of the gpodder.net upload routes (10,000 episode actions or URLs), and the most
+ * BODY_LIMIT_BYTES may be: the largest event such a body produces (about 4.6 MiB) fits the event
+ * log's message limits (docs/operations.md, "Message sizes"). */
+export const UPLOAD_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
 /** The longest a timer can wait: Node runs a longer setTimeout after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -115,7 +120,7 @@ export const configSchema = z.object({
   READY_MAX_PROJECTION_LAG: int(0).default(10_000),
   RETRY_AFTER_SECONDS: int(1, 3600).default(1),
   RATE_LIMIT_PER_MINUTE: int(0).default(600),
-  BODY_LIMIT_BYTES: int(1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: int(1024, UPLOAD_BODY_LIMIT_BYTES).default(1024 * 1024),
   ACCESS_TOKEN_TTL: tokenTtl.default('1h'),
   REFRESH_TOKEN_TTL: tokenTtl.default('30d'),
   CLI_TOKEN_TTL: tokenTtl.default('365d'),

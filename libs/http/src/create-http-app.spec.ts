@@ -1,12 +1,10 @@
 import { loadConfig } from '@castlog/config';
-import { Metrics } from '@castlog/runtime';
-import { DependencyHealth } from '@castlog/supervision';
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { connect } from 'node:net';
-import pino from 'pino';
-import { Writable } from 'node:stream';
+import { capturedLogger } from '../../../test/support/captured-log';
 import { createHttpApp } from './create-http-app';
 import { Unavailable } from './errors';
+import { RequestMetrics } from './request-metrics';
 import { poll } from '../../../test/support/until';
 
 /** Lets every callback already due run: what I/O and promises settle without any timer firing. */
@@ -47,36 +45,9 @@ class SlowController {
 
 @Module({
   controllers: [SlowController],
-  providers: [{ provide: Metrics, useFactory: () => new Metrics(new DependencyHealth()) }],
+  providers: [{ provide: RequestMetrics, useValue: { observeRequest: () => undefined } }],
 })
 class SlowModule {}
-
-type LogLine = Record<string, unknown>;
-
-/** A logger at info whose JSON lines the test reads back, or waits for. */
-const capturedLogger = () => {
-  const lines: LogLine[] = [];
-  const waiting: { matches: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const text of chunk.toString().split('\n')) {
-        if (!text) continue;
-        const line = JSON.parse(text) as LogLine;
-        lines.push(line);
-        for (const waiter of waiting.filter(({ matches }) => matches(line))) waiter.resolve(line);
-      }
-      callback();
-    },
-  });
-  /** The first line `matches` accepts, once it is logged. */
-  const lineWhere = (matches: (line: LogLine) => boolean) =>
-    new Promise<LogLine>((resolve) => {
-      const logged = lines.find(matches);
-      if (logged) resolve(logged);
-      else waiting.push({ matches, resolve });
-    });
-  return { lines, lineWhere, logger: pino({ level: 'info' }, sink) };
-};
 
 describe('createHttpApp', () => {
   it('answers a request that comes while it drains with 503, Retry-After and the error body', async () => {

@@ -2,14 +2,13 @@ import { Config } from '@castlog/config';
 import fastifyCookie from '@fastify/cookie';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { Metrics, PinoNestLogger } from '@castlog/runtime';
 import { NestFactory } from '@nestjs/core';
-import { decodeText, TextEncodingError } from '@castlog/opml';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { limitBodies } from './body-limit';
 import { errorBody, Unavailable, ValidationFailed } from './errors';
 import {
   answerClientError,
@@ -17,7 +16,10 @@ import {
   answerUnmetExpectation,
   ErrorBodyFilter,
 } from './error-body.filter';
+import { PinoNestLogger } from './nest-logger';
+import { RequestMetrics } from './request-metrics';
 import { InvalidInputStatusByPath, routeOptionsOf } from './route-options';
+import { decodeText, TextEncodingError } from './text';
 import { UndecodableText } from './text-body';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -34,7 +36,7 @@ export interface HttpAppOptions {
   readonly openApi?: OpenApiDocument;
 }
 
-/** Builds the Fastify-based Nest application around `module`: body limit, request ids, the error
+/** Builds the Fastify-based Nest application around `module`: body limits, request ids, the error
  * body for every error (including Fastify's own), metrics of every request, and the OpenAPI
  * document when `options.openApi` describes one. */
 export async function createHttpApp(
@@ -44,7 +46,51 @@ export async function createHttpApp(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const routerErrorStatus = new InvalidInputStatusByPath();
-  const adapter = new FastifyAdapter({
+  const app = await NestFactory.create<NestFastifyApplication>(
+    module,
+    fastifyAdapter(config, routerErrorStatus, logger),
+    {
+      logger: logger ? new PinoNestLogger(logger) : false,
+      // Nest's default adds a form-encoded parser; bodies are JSON (Fastify's own parser), so a form
+      // is refused as an unsupported media type, 405 like any body that is not JSON.
+      bodyParser: false,
+    },
+  );
+  app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
+  // Cookies parsed into `request.cookies`, set with `reply.setCookie` (the gpodder.net session).
+  await app.register(fastifyCookie);
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.server.on('checkExpectation', answerUnmetExpectation);
+  refuseBeforeRouting(fastify, config.RETRY_AFTER_SECONDS);
+  answerWithinDeadline(fastify, config.REQUEST_TIMEOUT, config.RETRY_AFTER_SECONDS);
+  limitBodies(fastify, config.BODY_LIMIT_BYTES, config.REQUEST_TIMEOUT);
+  readJsonBodies(fastify);
+  readTextBodies(fastify);
+  fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
+  fastify.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  const metrics = app.get(RequestMetrics, { strict: false });
+  fastify.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(
+      request.method,
+      request.routeOptions.url ?? 'unknown',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
+  });
+  if (options.openApi) setUpOpenApi(app, options.openApi);
+  return app;
+}
+
+/** Fastify as castlog runs it: request ids, the server's body limit (`limitBodies` sets each
+ * route's), and the error body for what the router and Node's HTTP parser refuse. */
+function fastifyAdapter(
+  config: Config,
+  routerErrorStatus: InvalidInputStatusByPath,
+  logger: Logger | undefined,
+): FastifyAdapter {
+  return new FastifyAdapter({
     ...(logger ? { loggerInstance: logger.child({ context: 'http' }) } : {}),
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: (request: IncomingMessage) => {
@@ -55,7 +101,7 @@ export async function createHttpApp(
     // (Kasts does), and what nginx, by default, would have merged on the way.
     routerOptions: { ignoreDuplicateSlashes: true },
     forceCloseConnections: 'idle',
-    // Answered below with the error body and Retry-After instead of Fastify's own body.
+    // Answered by `refuseBeforeRouting` with the error body and Retry-After instead of Fastify's own.
     return503OnClosing: false,
     // The error body for what the router and Node's HTTP parser refuse, too.
     frameworkErrors: (error: FastifyError, request: { url?: string }, reply: FastifyReply) =>
@@ -66,21 +112,15 @@ export async function createHttpApp(
         routerErrorStatus.statusFor(request.url),
       ),
     clientErrorHandler: answerClientError,
-    // Node would answer an HTTP/1.1 request without Host with a bare 400; the hook below answers it.
+    // Node would answer an HTTP/1.1 request without Host with a bare 400; `refuseBeforeRouting`
+    // answers it.
     http: { requireHostHeader: false },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
-    logger: logger ? new PinoNestLogger(logger) : false,
-    // Nest's default adds a form-encoded parser; bodies are JSON (Fastify's own parser), so a form
-    // is refused as an unsupported media type, 405 like any body that is not JSON.
-    bodyParser: false,
-  });
-  app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
-  // Cookies parsed into `request.cookies`, set with `reply.setCookie` (the gpodder.net session).
-  await app.register(fastifyCookie);
-  const fastify = app.getHttpAdapter().getInstance();
-  fastify.server.on('checkExpectation', answerUnmetExpectation);
-  // A request that comes while the app drains (on a connection kept alive) is told to come back.
+}
+
+/** What is refused before a route runs: a request that comes while the app drains (on a connection
+ * kept alive) is told to come back, and an HTTP/1.1 request without Host is invalid input. */
+function refuseBeforeRouting(fastify: FastifyInstance, retryAfterSeconds: number): void {
   let closing = false;
   fastify.addHook('preClose', async () => {
     closing = true;
@@ -88,7 +128,7 @@ export async function createHttpApp(
   fastify.addHook('onRequest', async (request, reply) => {
     if (closing) {
       void reply.header('connection', 'close');
-      throw new Unavailable(config.RETRY_AFTER_SECONDS, 'shutting down');
+      throw new Unavailable(retryAfterSeconds, 'shutting down');
     }
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
       throw new ValidationFailed('the Host header is missing');
@@ -96,21 +136,6 @@ export async function createHttpApp(
     // clients label every request.
     if (request.method === 'DELETE' && !hasBody(request.headers)) delete request.headers['content-type'];
   });
-  answerWithinDeadline(fastify, config.REQUEST_TIMEOUT, config.RETRY_AFTER_SECONDS);
-  readJsonBodies(fastify);
-  readTextBodies(fastify);
-  fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
-  fastify.addHook('onSend', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
-  });
-  const metrics = app.get(Metrics, { strict: false });
-  fastify.addHook('onResponse', async (request, reply) => {
-    metrics.httpDuration
-      .labels(request.method, request.routeOptions.url ?? 'unknown', String(reply.statusCode))
-      .observe(reply.elapsedTime / 1000);
-  });
-  if (options.openApi) setUpOpenApi(app, options.openApi);
-  return app;
 }
 
 /** A request still unanswered after `timeoutMs` answers 503 with Retry-After: a dependency that
@@ -141,6 +166,11 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
     }, timeoutMs);
     deadline.unref();
     deadlines.set(request, deadline);
+  });
+  // Once an answer is on its way it is the answer, however long its sending takes (a 413 waits
+  // for the refused body to be read).
+  fastify.addHook('onSend', async (request) => {
+    clearTimeout(deadlines.get(request));
   });
   fastify.addHook('onResponse', async (request) => {
     clearTimeout(deadlines.get(request));

@@ -4,7 +4,14 @@ import { FastifyError, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
 import { Duplex } from 'node:stream';
-import { ERROR_MESSAGES, errorBody, NotFound, Unavailable, ValidationFailed } from './errors';
+import {
+  ERROR_MESSAGES,
+  errorBody,
+  NotFound,
+  TooManyRequests,
+  Unavailable,
+  ValidationFailed,
+} from './errors';
 import { routeOptionsOf } from './route-options';
 
 export const WWW_AUTHENTICATE = 'Bearer realm="castlog", Basic realm="castlog", charset="UTF-8"';
@@ -39,7 +46,8 @@ export function toErrorResponse(
       typeof response === 'object' && response !== null && 'code' in response && 'message' in response
         ? { code: String(response.code), message: String(response.message) }
         : errorBody(status);
-    if (error instanceof Unavailable) headers['retry-after'] = String(error.retryAfterSeconds);
+    if (error instanceof Unavailable || error instanceof TooManyRequests)
+      headers['retry-after'] = String(error.retryAfterSeconds);
   } else {
     const framework = error as FrameworkError;
     if (typeof framework?.statusCode === 'number') {

@@ -41,6 +41,14 @@ export class Gone extends HttpException {
   }
 }
 
+/** 429 with Retry-After: the client's bucket, or its address's allowance of failed credentials, is
+ * empty for `retryAfterSeconds`. */
+export class TooManyRequests extends HttpException {
+  constructor(readonly retryAfterSeconds: number) {
+    super(errorBody(429), HttpStatus.TOO_MANY_REQUESTS);
+  }
+}
+
 /** 503 with Retry-After: the log or the read model is out of reach, or the projection did not
  * catch up in time. A write already appended still applies later. */
 export class Unavailable extends HttpException {

@@ -1,6 +1,11 @@
 export * from './create-http-app';
 export * from './error-body.filter';
 export * from './errors';
-export * from './serve';
+
 export * from './route-options';
 export * from './text-body';
+export * from './text';
+export * from './nest-logger';
+export * from './operations';
+export * from './request-metrics';
+export * from './stand-in.server';

@@ -13,6 +13,9 @@ export interface CastlogRouteOptions {
   /** The status of input that fails validation on this route: 405 (the Open Podcast API's, the
    * default) or 400 (gpodder.net's). The error body is the same, with this code. */
   readonly invalidInputStatus?: 400 | 405;
+  /** The largest body the route reads, in bytes, where its documented maximum needs more than
+   * BODY_LIMIT_BYTES (which applies when it is larger). A body over it answers 413. */
+  readonly bodyLimit?: number;
 }
 
 interface RouteConfigWithOptions {
@@ -35,7 +38,8 @@ export const CastlogRoute =
     return descriptor;
   };
 
-const optionsOfConfig = (config: unknown): CastlogRouteOptions =>
+/** The options a Fastify route config holds (none when it holds none). */
+export const optionsOfConfig = (config: unknown): CastlogRouteOptions =>
   (config as RouteConfigWithOptions | undefined)?.castlog ?? {};
 
 /** The route's options, from the Fastify route config of the request (none outside a route). */

@@ -1,3 +1,2 @@
 export { OpmlError, parseOpml, toOpml } from './opml';
 export type { OpmlDocument, OpmlFeed, OpmlHead } from './opml';
-export { decodeText, TextEncodingError } from './text';

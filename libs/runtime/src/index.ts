@@ -5,3 +5,4 @@ export * from './open-runtime';
 export * from './process-lifecycle';
 export * from './logging';
 export * from './operations';
+export * from './serve';

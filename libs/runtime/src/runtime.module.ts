@@ -1,10 +1,11 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { ActiveProjection, Database, LocalCommits } from '@castlog/read-model';
+import { OperationsModule, OperationsReport, RequestMetrics } from '@castlog/http';
 import { DependencyHealth } from '@castlog/supervision';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OperationsModule } from './operations';
+import { Metrics, ProcessReport, ProjectionStatus } from './operations';
 import { DATABASE, EVENT_LOG } from './tokens';
 
 export interface Runtime {
@@ -17,7 +18,8 @@ export interface Runtime {
   readonly health: DependencyHealth;
 }
 
-/** Makes the opened configuration, database and event log injectable everywhere. Opening and
+/** Makes the opened configuration, database and event log injectable everywhere, with the
+ * process's metrics and the operations routes (/health, /metrics) that report them. Opening and
  * closing them is the entry point's job, so a module never owns what outlives it. The process's
  * LocalCommits is one for all its modules. */
 @Global()
@@ -35,8 +37,24 @@ export class RuntimeModule {
         { provide: ActiveProjection, useValue: runtime.readModel },
         { provide: DependencyHealth, useValue: runtime.health },
         { provide: LocalCommits, useValue: new LocalCommits() },
+        Metrics,
+        ProjectionStatus,
+        { provide: RequestMetrics, useExisting: Metrics },
+        { provide: OperationsReport, useClass: ProcessReport },
       ],
-      exports: [CONFIG, DATABASE, DataSource, EVENT_LOG, ActiveProjection, DependencyHealth, LocalCommits],
+      exports: [
+        CONFIG,
+        DATABASE,
+        DataSource,
+        EVENT_LOG,
+        ActiveProjection,
+        DependencyHealth,
+        LocalCommits,
+        Metrics,
+        ProjectionStatus,
+        RequestMetrics,
+        OperationsReport,
+      ],
     };
   }
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AuthStore, hashPassword } from '@castlog/auth';
 import { CONFIG, loadConfig } from '@castlog/config';
+import { ErrorBodyFilter } from '@castlog/http';
 import { DATABASE } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
 import { openAuthTestDatabase } from '../../../../test/support/databases';
@@ -50,6 +51,7 @@ async function startApp(rateLimitPerMinute: number): Promise<NestFastifyApplicat
     controllers: [WhoAmIController],
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
+  app.useGlobalFilters(new ErrorBodyFilter(1));
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   apps.push(app);

@@ -17,13 +17,7 @@ import {
 import { CredentialVerifier, authenticate } from '@castlog/auth';
 import { isPossibleUserName } from './auth.request';
 import { errorSchema } from './auth.response';
-import {
-  FailedCredentials,
-  RateLimitGuard,
-  RateLimiter,
-  RateLimits,
-  ReplyWithHeaders,
-} from './rate-limit.guard';
+import { FailedCredentials, RateLimitGuard, RateLimiter, RateLimits } from './rate-limit.guard';
 import { ApiOutageResponse } from '../http/openapi';
 import { TokenCache } from './token-cache';
 
@@ -67,7 +61,7 @@ export class CredentialsGuard implements CanActivate {
     const header =
       typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined;
     const failures = new FailedCredentials(this.limiter, request, header !== undefined);
-    await failures.refuseWhileBlocked(http.getResponse<ReplyWithHeaders>());
+    await failures.refuseWhileBlocked();
     const userId = await authenticate(this.verifier, header, new Date());
     if (!userId) {
       await failures.failed();

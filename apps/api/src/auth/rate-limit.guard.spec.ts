@@ -1,4 +1,6 @@
-import { ExecutionContext, HttpException } from '@nestjs/common';
+import { toErrorResponse } from '@castlog/http';
+import { ExecutionContext } from '@nestjs/common';
+import { TooManyRequests } from '../http/errors';
 import { RateLimitGuard, RateLimits } from './rate-limit.guard';
 
 /** Rate limits that answer from a script per key and record what was taken (the buckets
@@ -16,13 +18,8 @@ function scriptedLimits(retryAfterByKey: Record<string, number> = {}) {
 }
 
 describe('RateLimitGuard', () => {
-  const context = (request: object, headers: Record<string, string> = {}) =>
-    ({
-      switchToHttp: () => ({
-        getRequest: () => request,
-        getResponse: () => ({ header: (name: string, value: string) => (headers[name] = value) }),
-      }),
-    }) as unknown as ExecutionContext;
+  const context = (request: object) =>
+    ({ switchToHttp: () => ({ getRequest: () => request }) }) as unknown as ExecutionContext;
 
   it('takes from the bucket of the user, or of the client address on routes without a user', async () => {
     const { limits, taken } = scriptedLimits();
@@ -36,14 +33,15 @@ describe('RateLimitGuard', () => {
 
   it('answers 429 with the error body and Retry-After when the bucket is empty', async () => {
     const guard = new RateLimitGuard(scriptedLimits({ 'user:u1': 59 }).limits);
-    const headers: Record<string, string> = {};
     const thrown = await guard
-      .canActivate(context({ userId: 'u1', ip: '10.0.0.2' }, headers))
+      .canActivate(context({ userId: 'u1', ip: '10.0.0.2' }))
       .catch((error: unknown) => error);
-    expect(thrown).toBeInstanceOf(HttpException);
-    expect((thrown as HttpException).getStatus()).toBe(429);
-    expect((thrown as HttpException).getResponse()).toEqual({ code: '429', message: 'Too many requests' });
-    expect(headers['Retry-After']).toBe('59');
+    expect(thrown).toBeInstanceOf(TooManyRequests);
+    expect(toErrorResponse(thrown, 1)).toEqual({
+      status: 429,
+      body: { code: '429', message: 'Too many requests' },
+      headers: { 'retry-after': '59' },
+    });
   });
 
   it('lets an error of the rate limits through instead of allowing the request', async () => {

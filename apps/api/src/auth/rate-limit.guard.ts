@@ -1,7 +1,8 @@
-import { CanActivate, ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RateLimitStore } from '@castlog/auth';
 import { CONFIG, type Config } from '@castlog/config';
+import { TooManyRequests } from '../http/errors';
 
 /** The API's rate limits: token buckets of `RATE_LIMIT_PER_MINUTE` requests at once per key,
  * refilled at that rate per minute, kept in PostgreSQL (RateLimitStore) so that every API replica
@@ -51,12 +52,11 @@ export class RateLimitGuard implements CanActivate {
   constructor(@Inject(RateLimiter) private readonly limiter: RateLimits) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const http = context.switchToHttp();
-    const request = http.getRequest<RateLimitedRequest>();
+    const request = context.switchToHttp().getRequest<RateLimitedRequest>();
     const key = request.userId ? `user:${request.userId}` : `ip:${request.ip ?? 'unknown'}`;
     const retryAfterSeconds = await this.limiter.take(key);
     if (retryAfterSeconds === 0) return true;
-    throw tooManyRequests(http.getResponse<ReplyWithHeaders>(), retryAfterSeconds);
+    throw new TooManyRequests(retryAfterSeconds);
   }
 }
 
@@ -76,20 +76,14 @@ export class FailedCredentials {
   }
 
   /** 429 (thrown) while the address is past its limit. */
-  async refuseWhileBlocked(reply: ReplyWithHeaders): Promise<void> {
+  async refuseWhileBlocked(): Promise<void> {
     if (!this.presented) return;
     const retryAfterSeconds = await this.limiter.peek(this.key);
-    if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
+    if (retryAfterSeconds > 0) throw new TooManyRequests(retryAfterSeconds);
   }
 
   /** Counts a failure of the credentials presented. */
   async failed(): Promise<void> {
     if (this.presented) await this.limiter.take(this.key);
   }
-}
-
-/** 429 with the error body; sets `Retry-After` on the reply. */
-export function tooManyRequests(reply: ReplyWithHeaders, retryAfterSeconds: number): HttpException {
-  reply.header('Retry-After', String(retryAfterSeconds));
-  return new HttpException({ code: '429', message: 'Too many requests' }, 429);
 }

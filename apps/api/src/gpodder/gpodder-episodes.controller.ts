@@ -7,7 +7,7 @@ import { ApiWriteErrors } from '../http/openapi';
 import { ApiQueries, openApiSchema } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
-import { ApiUserParam, GpodderRoute } from './gpodder.openapi';
+import { ApiUserParam, GpodderRoute, GpodderUploadRoute } from './gpodder.openapi';
 import {
   EPISODE_ACTIONS_RESULT_SCHEMA,
   EPISODE_ACTIONS_SCHEMA,
@@ -44,7 +44,7 @@ export class GpodderEpisodesController {
 
   @Post(':user.json')
   @HttpCode(200)
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiUserParam()
   @ApiOperation({
     summary: 'Upload episode actions (gpodder.net)',

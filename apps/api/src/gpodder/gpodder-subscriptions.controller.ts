@@ -8,7 +8,7 @@ import { ApiQueries, openApiSchema } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
-import { ApiDeviceParam, ApiUserParam, GpodderRoute } from './gpodder.openapi';
+import { ApiDeviceParam, ApiUserParam, GpodderRoute, GpodderUploadRoute } from './gpodder.openapi';
 import {
   presentUpload,
   SUBSCRIPTION_CHANGES_SCHEMA,
@@ -44,7 +44,7 @@ export class GpodderSubscriptionsController {
 
   @Post(':device.json')
   @HttpCode(200)
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiUserParam()
   @ApiDeviceParam()
   @ApiOperation({

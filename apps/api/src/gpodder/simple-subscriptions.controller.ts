@@ -7,7 +7,7 @@ import { ApiWriteErrors } from '../http/openapi';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
-import { ApiDeviceParam, ApiUserParam, GpodderRoute } from './gpodder.openapi';
+import { ApiDeviceParam, ApiUserParam, GpodderRoute, GpodderUploadRoute } from './gpodder.openapi';
 import { SIMPLE_LIST_SCHEMA, toUrlLines } from './gpodder.presenter';
 import { parseDeviceId, parseSimpleList, SimpleFormat } from './gpodder.request';
 
@@ -124,7 +124,7 @@ export class SimpleSubscriptionsController {
   }
 
   @Put(':user/:device.json')
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiReplace('json')
   replaceJson(
     @GpodderUser() user: GpodderIdentity,
@@ -136,7 +136,7 @@ export class SimpleSubscriptionsController {
   }
 
   @Put(':user/:device.opml')
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiReplace('opml')
   replaceOpml(
     @GpodderUser() user: GpodderIdentity,
@@ -148,7 +148,7 @@ export class SimpleSubscriptionsController {
   }
 
   @Put(':user/:device.txt')
-  @GpodderRoute()
+  @GpodderUploadRoute()
   @ApiReplace('txt')
   replaceTxt(
     @GpodderUser() user: GpodderIdentity,

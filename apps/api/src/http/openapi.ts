@@ -32,7 +32,8 @@ export const ApiWriteErrors = (withBody: boolean) =>
     ...(withBody
       ? [
           ApiPayloadTooLargeResponse({
-            description: 'Body over 1 MiB',
+            description:
+              "Body over the route's limit: BODY_LIMIT_BYTES (1 MiB by default), 4 MiB on gpodder.net's uploads",
             schema: errorSchema('413', 'Request body too large'),
           }),
         ]

@@ -10,7 +10,8 @@ import {
   SubscriptionsAddRequested,
 } from '@castlog/domain';
 import { envelopeOf, EventLog, LogPosition } from '@castlog/event-log';
-import { decodeText, OpmlError, OpmlFeed, parseOpml, TextEncodingError, toOpml } from '@castlog/opml';
+import { decodeText, TextEncodingError } from '@castlog/http';
+import { OpmlError, OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
 import { GpodderQuery, OutcomesQuery, positionKey } from '@castlog/read-model';
 import { Presets, SingleBar } from 'cli-progress';
 import { randomUUID } from 'node:crypto';

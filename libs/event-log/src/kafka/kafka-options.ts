@@ -17,8 +17,9 @@ export interface KafkaEventLogOptions {
 /** Between two heartbeats of a consumer that waits (for its stored offsets, or to retry a batch). */
 export const HEARTBEAT_MS = 3_000;
 
-/** Largest event a 1 MiB request produces is about 1.1 MiB; the topic and the producer's batches
- * allow well above that, and a fetch takes such a record batch whole (FETCH_BYTES_PER_PARTITION). */
+/** The largest event a request produces is about 4.65 MiB (a gpodder.net upload of 4 MiB); the topic
+ * allows well above that, and a fetch takes such a record batch whole even where it is larger than
+ * FETCH_BYTES_PER_PARTITION (docs/operations.md, "Message sizes"). */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 export const MAX_BATCH_MESSAGES = 5000;

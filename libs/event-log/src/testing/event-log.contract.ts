@@ -10,6 +10,7 @@ import {
   LogRecord,
   sequenceOf,
 } from '../event-log.port';
+import { encodeEnvelope } from '../codec/envelope.codec';
 
 /** One adapter opened on a fresh topic or table. `reopen` opens a new adapter instance on the same
  * topic or table (a restarted process); `close` closes every instance opened, and what they use. */
@@ -458,6 +459,32 @@ export const eventLogContract = (name: string, open: () => Promise<EventLogUnder
         }
       }, 120_000);
 
+      it('accepts the largest event a gpodder.net upload produces, larger than a fetch asks of a partition, among small ones', async () => {
+        const envelope = envelopeFor(largestUploadRequest(newUsers(1)[0]!));
+        expect(encodeEnvelope(envelope).bytes).toBeGreaterThan(FETCH_SHARE_BYTES);
+        const before = newUsers(100).map((user) => deletionRequested(user));
+        const after = newUsers(100).map((user) => deletionRequested(user));
+        const positions = [
+          ...(await log.append(before)),
+          ...(await log.append([envelope])),
+          ...(await log.append(after)),
+        ];
+        const envelopes = [...before, envelope, ...after];
+
+        const read = await readAll(log);
+        expectFoundAt(read, envelopes, positions);
+        expect(read.find((r) => r.eventId === envelope.eventId)?.value).toEqual(envelope.value);
+        const ids = new Set(envelopes.map(({ eventId }) => eventId));
+        const consumed = await consumeUntil(
+          log,
+          { group: newGroup(), startFrom: async () => 0 },
+          'the upload and its neighbours',
+          (records) => records.filter((record) => ids.has(record.eventId)).length >= envelopes.length,
+        ).done;
+        expectFoundAt(consumed, envelopes, positions);
+        expect(consumed.find((r) => r.eventId === envelope.eventId)?.value).toEqual(envelope.value);
+      }, 120_000);
+
       it('gives distinct positive sequence numbers to all positions read', async () => {
         await fillEveryPartition(log, 3);
 
@@ -498,6 +525,22 @@ const largestAddRequest = (userId: string, filler = 'x'): SubscriptionsAddReques
       candidateGuid: randomUUID(),
     };
   }),
+});
+
+/** What the Kafka adapter's fetch asks of each partition (FETCH_BYTES_PER_PARTITION). */
+const FETCH_SHARE_BYTES = 4 * 1024 * 1024;
+
+/** 10,000 added URLs of about 420 bytes, as a gpodder.net upload of 4 MiB (UPLOAD_BODY_LIMIT_BYTES)
+ * produces: about 4.65 MiB with the candidate guids (docs/operations.md, "Message sizes"). */
+const largestUploadRequest = (userId: string): LogEvent => ({
+  type: 'GpodderUploadRequested',
+  userId,
+  deviceId: 'phone',
+  add: Array.from({ length: 10_000 }, (_, i) => ({
+    feedUrl: `https://feeds.example/${i}/`.padEnd(419, 'x'),
+    candidateGuid: randomUUID(),
+  })),
+  remove: [],
 });
 
 /** Appends calls of fresh keys until every partition holds at least `perPartition` records. */

@@ -1,3 +1,3 @@
 export * from './metrics';
-export * from './operations.module';
 export * from './projection-status';
+export * from './readiness';

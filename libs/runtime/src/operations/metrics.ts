@@ -1,10 +1,11 @@
+import { RequestMetrics } from '@castlog/http';
 import { DependencyHealth } from '@castlog/supervision';
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Every Prometheus metric castlog exposes at /metrics, in one registry per process. */
 @Injectable()
-export class Metrics {
+export class Metrics implements RequestMetrics {
   readonly registry = new Registry();
 
   readonly httpDuration = new Histogram({
@@ -119,5 +120,9 @@ export class Metrics {
         this.dependencyUp.set({ component }, 1);
       },
     });
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpDuration.labels(method, route, String(status)).observe(seconds);
   }
 }

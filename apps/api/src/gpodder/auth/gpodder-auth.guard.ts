@@ -20,15 +20,10 @@ import {
 import { AuthStore, SESSION_TTL_MS, parseAuthorization } from '@castlog/auth';
 import { isPossibleUserName } from '../../auth/auth.request';
 import { errorSchema } from '../../auth/auth.response';
+import { TooManyRequests } from '../../http/errors';
 import { ApiOutageResponse } from '../../http/openapi';
 import { BASIC_SCHEME, BEARER_SCHEME, SESSION_SCHEME } from '../../auth/credentials.guard';
-import {
-  FailedCredentials,
-  RateLimiter,
-  RateLimits,
-  ReplyWithHeaders,
-  tooManyRequests,
-} from '../../auth/rate-limit.guard';
+import { FailedCredentials, RateLimiter, RateLimits, ReplyWithHeaders } from '../../auth/rate-limit.guard';
 import { TokenCache } from '../../auth/token-cache';
 import { ReplyWithCookies, RequestWithCookies, readSessionCookie, setSessionCookie } from './session-cookie';
 
@@ -157,7 +152,7 @@ export class GpodderAuthGuard implements CanActivate {
       request,
       header !== undefined || cookie !== undefined,
     );
-    await failures.refuseWhileBlocked(reply);
+    await failures.refuseWhileBlocked();
     const pathUser = request.params?.user;
     const proven = typeof pathUser === 'string' ? await this.identify(header, cookie, pathUser, now) : null;
     if (!proven || proven.user.name !== pathUser) {
@@ -179,7 +174,7 @@ export class GpodderAuthGuard implements CanActivate {
     if (sessionExpiresAt !== undefined && cookie !== undefined && !endsSession)
       this.sessions.send(request, reply, { token: cookie, expiresAt: sessionExpiresAt }, now);
     const retryAfterSeconds = await this.limiter.take(`user:${user.id}`);
-    if (retryAfterSeconds > 0) throw tooManyRequests(reply, retryAfterSeconds);
+    if (retryAfterSeconds > 0) throw new TooManyRequests(retryAfterSeconds);
     return true;
   }
 

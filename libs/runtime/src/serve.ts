@@ -1,20 +1,11 @@
-import {
-  closeGracefully,
-  OpenedRuntime,
-  Runtime,
-  createLogger,
-  loadConfigOrExit,
-  onShutdown,
-  openRuntime,
-  requireScaled,
-  runtimeLog,
-  startDatabaseServer,
-} from '@castlog/runtime';
+import { createHttpApp, listenAsStandIn, OpenApiDocument, StandIn } from '@castlog/http';
 import { isUnavailableError, messageOf, retry } from '@castlog/supervision';
 import { DynamicModule, INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { createHttpApp, OpenApiDocument } from './create-http-app';
-import { listenAsStandIn, StandIn } from './stand-in.server';
+import { createLogger, runtimeLog } from './logging';
+import { OpenedRuntime, openRuntime, startDatabaseServer } from './open-runtime';
+import { closeGracefully, loadConfigOrExit, onShutdown, requireScaled } from './process-lifecycle';
+import { Runtime } from './runtime.module';
 
 export interface ServeOptions {
   /** The process's name in logs and messages. */

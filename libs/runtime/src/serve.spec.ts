@@ -1,9 +1,9 @@
 import { loadConfig } from '@castlog/config';
-import { Metrics } from '@castlog/runtime';
 import { DependencyHealth } from '@castlog/supervision';
 import { Controller, Get, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { createServer } from 'node:net';
-import { createHttpApp } from './create-http-app';
+import { createHttpApp, RequestMetrics } from '@castlog/http';
+import { Metrics } from './operations';
 import { listenBehindStandIn, openWhenReachable } from './serve';
 
 /** What pg throws when PostgreSQL refuses the connection. */
@@ -195,7 +195,7 @@ class PingController {
 
 @Module({
   controllers: [PingController],
-  providers: [{ provide: Metrics, useFactory: () => new Metrics(new DependencyHealth()) }],
+  providers: [{ provide: RequestMetrics, useFactory: () => new Metrics(new DependencyHealth()) }],
 })
 class SlowStartModule implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {

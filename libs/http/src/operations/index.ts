@@ -1,0 +1,3 @@
+export * from './operations.controller';
+export * from './operations.module';
+export * from './operations.report';
