@@ -3,7 +3,7 @@ import { AuthStore } from '@castlog/auth';
 import { type Config, loadConfig } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { ProjectionVersions } from '@castlog/read-model';
-import { embeddedPostgresDir, openDatabase, openLogAndDatabase } from '@castlog/runtime';
+import { embeddedPostgresDir, openDatabase, openRuntime } from '@castlog/runtime';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -92,7 +92,7 @@ export const withDatabaseAndLog =
   async (body) => {
     const config = loadConfig(env);
     sayWhenNew(config);
-    const runtime = await reaching(config, () => openLogAndDatabase(config));
+    const runtime = await reaching(config, () => openRuntime(config, { command: true, poolSize: 4 }));
     try {
       const { readModel, database, eventLog } = runtime;
       return await body(
