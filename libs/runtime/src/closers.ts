@@ -16,6 +16,11 @@ export class Closers {
     return value;
   }
 
+  /** `close` to run after everything else: what the opener was given and owns once it has opened. */
+  last(close: Close): void {
+    this.opened.unshift(close);
+  }
+
   close(): Promise<void> {
     return (this.closing ??= this.closeAll());
   }

@@ -91,9 +91,9 @@ export async function startDatabaseServer(
  * DATABASE_POOL_SIZE unless given), the projection version reads go to, and the event log — Kafka
  * when KAFKA_BROKERS is set, else the PostgreSQL table log — on `options.server`, else on a server
  * it starts (`startDatabaseServer`). Every connection reports to the server's DependencyHealth.
- * `close` closes everything in the reverse order of opening, the server too unless it was given; a
- * failure to open closes what was opened but leaves a given server running, so that the caller
- * can try again on it without restarting embedded PostgreSQL. */
+ * `close` closes everything in the reverse order of opening, the server last; a failure to open
+ * closes what was opened but leaves a given server running, so that the caller can try again on it
+ * without restarting embedded PostgreSQL. */
 export async function openRuntime(
   config: Config,
   options: RuntimeOptions & { readonly server?: DatabaseServer; readonly poolSize?: number } = {},
@@ -119,6 +119,8 @@ export async function openRuntime(
     const supervision = supervisePool(poolOf(database.dataSource), COMPONENTS.readModel, server.health, log);
     closers.add(supervision, () => supervision.close());
     const eventLog = await openEventLog(config, server.url, closers, server.health, log);
+    // Opened, the runtime owns a server it was given: closing it stops the server too.
+    if (options.server !== undefined) closers.last(() => server.close());
     return {
       config,
       database,
