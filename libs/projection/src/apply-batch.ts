@@ -171,12 +171,13 @@ async function writePlan(sql: TransactionSql, schema: string, plan: BatchPlan, r
 export const LITERAL_WRITE_ROWS = 200;
 
 /** Transactions of one projection in flight at once: PostgreSQL writes one batch while the next
- * is decided. */
+ * is decided. Each holds a pooled connection: the pools of the projector and of a replay are sized
+ * from it (`projectorConnections`, `REPLAY_CONNECTIONS`). */
 export const PARALLEL_TRANSACTIONS = 4;
 
 /** The rows a transaction of batches handed over together is meant to write: past it, the batches
- * go into several transactions, which run at once. Requests of one feed share one transaction; the
- * 3,200 feeds of 32 POSTs of 100 are written by four. */
+ * go into several transactions, which run at once. Small requests share one transaction; large
+ * ones spread over several. */
 export const TRANSACTION_ROWS = 1000;
 
 /** About the rows an event writes: one per feed of an add or an upload, one per episode action,
