@@ -81,20 +81,22 @@ it('prints help with exit code 0', async () => {
   expect(help.stdout).toContain('tokens');
 });
 
-it('names the dependency it cannot reach, where the client names only an address', async () => {
-  const run = async (env: NodeJS.ProcessEnv, args: string[]) => {
-    const streams = {
-      stdout: { write: () => true },
-      stderr: { text: '', write: (t: string) => (streams.stderr.text += t) },
-    };
-    const code = await main(
-      ['node', 'castlog', ...args],
-      { ...streams, stdin: Readable.from([]) },
-      withDatabaseStore(env),
-      withDatabaseAndLog(env),
-    );
-    return { code, stderr: streams.stderr.text };
+/** The CLI on the environment `env`, opening what it opens for real. */
+const run = async (env: NodeJS.ProcessEnv, args: string[]) => {
+  const streams = {
+    stdout: { write: () => true },
+    stderr: { text: '', write: (t: string) => (streams.stderr.text += t) },
   };
+  const code = await main(
+    ['node', 'castlog', ...args],
+    { ...streams, stdin: Readable.from([]) },
+    withDatabaseStore(env),
+    withDatabaseAndLog(env),
+  );
+  return { code, stderr: streams.stderr.text };
+};
+
+it('names the dependency it cannot reach, where the client names only an address', async () => {
   expect(await run({ DATABASE_URL: 'postgres://castlog:pw@127.0.0.1:1/castlog' }, ['users', 'list'])).toEqual(
     {
       code: 1,
@@ -110,6 +112,21 @@ it('names the dependency it cannot reach, where the client names only an address
       /^castlog: cannot reach Kafka at 127\.0\.0\.1:1 \(KAFKA_BROKERS\): .*ECONNREFUSED/,
     ),
   });
+});
+
+it('answers 2 when a replay cannot run, never the 1 of a difference', async () => {
+  expect(
+    await run({ DATABASE_URL: 'postgres://castlog:pw@127.0.0.1:1/castlog' }, ['replay', '--verify']),
+  ).toEqual({
+    code: 2,
+    stderr:
+      'castlog: cannot reach PostgreSQL at 127.0.0.1:1 (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:1\n',
+  });
+  expect(await castlog(['replay', '--verify', '--bogus'])).toMatchObject({
+    code: 2,
+    stderr: "castlog: unknown option '--bogus' (castlog --help for usage)\n",
+  });
+  expect((await castlog(['replay', '--help'])).code).toBe(0);
 });
 
 describe('the built program, when its output cannot be written', () => {

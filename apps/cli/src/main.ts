@@ -3,15 +3,16 @@ import { AuthStore } from '@castlog/auth';
 import { type Config, loadConfig } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { ProjectionVersions } from '@castlog/read-model';
-import { embeddedPostgresDir, openDatabase, openLogAndDatabase } from '@castlog/runtime';
+import { REPLAY_CONNECTIONS } from '@castlog/replay';
+import { embeddedPostgresDir, openDatabase, openRuntime } from '@castlog/runtime';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { CliError, CommandIo, describeError, fail } from './commands/command-io';
+import { CliError, CommandIo, describeError, fail, runCommand } from './commands/command-io';
 import { history } from './commands/history.command';
 import { opmlExport, opmlImport } from './commands/opml.command';
 import { projections } from './commands/projections.command';
-import { replay } from './commands/replay.command';
+import { replay, REPLAY_EXIT } from './commands/replay.command';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
 import { usersAdd, usersList, usersRemove } from './commands/users.command';
 
@@ -85,6 +86,10 @@ export interface LogAndDatabase {
 /** Opens the database and the event log for one command and closes them afterwards. */
 export type WithLog = <T>(body: (opened: LogAndDatabase, config: Config) => Promise<T>) => Promise<T>;
 
+/** Connections the CLI's read-model pool holds: what its heaviest command, a replay, holds at once;
+ * the others use one at a time. */
+const CLI_CONNECTIONS = REPLAY_CONNECTIONS;
+
 /** The real database and log: DATABASE_URL or the embedded server, Kafka when KAFKA_BROKERS is set
  * or else the table log. Neither the projector nor the saga runs. */
 export const withDatabaseAndLog =
@@ -92,7 +97,9 @@ export const withDatabaseAndLog =
   async (body) => {
     const config = loadConfig(env);
     sayWhenNew(config);
-    const runtime = await reaching(config, () => openLogAndDatabase(config));
+    const runtime = await reaching(config, () =>
+      openRuntime(config, { command: true, poolSize: CLI_CONNECTIONS }),
+    );
     try {
       const { readModel, database, eventLog } = runtime;
       return await body(
@@ -165,30 +172,42 @@ export function createProgram(
       ),
     );
 
-  program
+  const replayCommand = program
     .command('replay')
     .description(
       'Rebuild the read model from offset 0 of the log into a scratch schema (dropped first); with ' +
-        '--verify, compare it with the live read model and exit 1 on any difference.',
+        '--verify, compare it with the live read model. Rides out PostgreSQL or Kafka out of reach for ' +
+        'a while. Exit status: 0 equal (or replayed), 1 different, 2 could not run.',
     )
     .option('--verify', 'compare the replay with the live read model')
     .option('--schema <scratch>', 'the scratch schema (default: <READ_MODEL_SCHEMA>_replay)')
     .action(async (options: { verify?: boolean; schema?: string }) =>
       setExitCode(
-        await withLog((opened, config) =>
-          replay(
-            {
-              ...io,
-              dataSource: opened.dataSource,
-              eventLog: opened.eventLog,
-              liveSchema: opened.schema,
-              readModelBase: config.READ_MODEL_SCHEMA,
-            },
-            options,
-          ),
+        await runCommand(
+          io,
+          () =>
+            withLog((opened, config) =>
+              replay(
+                {
+                  ...io,
+                  dataSource: opened.dataSource,
+                  eventLog: opened.eventLog,
+                  liveSchema: opened.schema,
+                  readModelBase: config.READ_MODEL_SCHEMA,
+                },
+                options,
+              ),
+            ),
+          REPLAY_EXIT.couldNotRun,
         ),
       ),
     );
+  // A usage error is a replay that could not run, never a difference.
+  replayCommand.exitOverride((error) => {
+    throw error.exitCode === 0
+      ? error
+      : new CommanderError(REPLAY_EXIT.couldNotRun, error.code, error.message);
+  });
 
   program
     .command('history <user>')

@@ -6,13 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { createTestDatabase } from '../../../test/support/databases';
 import { poll } from '../../../test/support/until';
-import {
-  AppliedBatch,
-  applyBatch,
-  applyInTransaction,
-  LITERAL_WRITE_ROWS,
-  readWithLocks,
-} from './apply-batch';
+import { applyBatch, applyInTransaction, LITERAL_WRITE_ROWS, readWithLocks } from './apply-batch';
+import { AppliedBatch } from './batch-plan';
 
 const PARTITIONS = 3;
 

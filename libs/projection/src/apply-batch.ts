@@ -1,12 +1,11 @@
-import { BatchKeys, decide, Draft, keysOf, LogEvent, nextInstant } from '@castlog/domain';
-import { GroupCommit, LogBatch, LogRecord, sequenceOf } from '@castlog/event-log';
+import { BatchKeys, keysOf, LogEvent } from '@castlog/domain';
+import { GroupCommit, LogBatch, LogRecord } from '@castlog/event-log';
 import { DataSource } from 'typeorm';
 import {
   bigints,
   inTransaction,
   ints,
   OFFSETS_CHANNEL,
-  CommittedOutcome,
   Param,
   quoteIdent,
   Sql,
@@ -14,25 +13,9 @@ import {
   texts,
   TransactionSql,
 } from '@castlog/read-model';
-import { changeWrites, OutcomeRow, outcomeWrites, runWrites, writeStatement } from './changes.sql';
+import { AppliedBatch, BatchPlan, pendingRecords, planBatch } from './batch-plan';
+import { changeWrites, outcomeWrites, runWrites, Write, writeStatement } from './changes.sql';
 import { loadStates, reachedSubscriptionsStatement, SubscriptionRow } from './state.loader';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer E)[] ? E[] : T[K] };
-
-export interface AppliedBatch {
-  readonly partition: number;
-  /** Records applied by this call (records the stored offset already covered are skipped). */
-  readonly applied: number;
-  readonly nextOffset: number;
-  /** Deletions this batch accepted, for the deletion saga. */
-  readonly acceptedDeletions: readonly { userId: string; deletionId: number }[];
-  /** Offsets already applied at which the log now holds another event than the one applied there:
-   * the log lost records it had acknowledged and gave their offsets to new ones, which the stored
-   * offset skips (see reusedPositions). */
-  readonly reusedOffsets: readonly number[];
-  /** The outcomes this call stored, of the records it applied, in offset order. */
-  readonly outcomes: readonly CommittedOutcome[];
-}
 
 /** Skips what the stored offsets cover, decides every remaining record, and writes the read-model
  * changes, the request outcomes and the new offsets in one transaction, so every event takes
@@ -104,7 +87,8 @@ export interface ReadWithLocks {
 /** `applyBatch` in a transaction of the caller's, which its last statement commits when there is
  * anything to write and the write is small (`LITERAL_WRITE_ROWS`: the write and COMMIT in one
  * round trip); else the caller commits. `read`: what the caller read with the locks, when it took
- * them; else everything is read here. */
+ * them; else everything is read here. Reading and locking are this function's; what the records
+ * make of the state is `planBatch`'s, without the database, and the write is `writePlan`'s. */
 export async function applyInTransaction(
   sql: TransactionSql,
   schema: string,
@@ -113,103 +97,55 @@ export async function applyInTransaction(
   read?: ReadWithLocks,
 ): Promise<AppliedBatch[]> {
   const s = quoteIdent(schema);
-  const byPartition = new Map<number, LogRecord[]>();
-  for (const batch of batchesOf(batches)) {
-    byPartition.set(batch.partition, [...(byPartition.get(batch.partition) ?? []), ...batch.records]);
-  }
-  const partitionIds = [...byPartition.keys()].sort((a, b) => a - b);
-  const lockOffsets = async () =>
-    new Map(
-      (await sql.query<OffsetRow>(lockOffsetsStatement(s, '$1::int[]'), [partitionIds])).map((row) => [
-        row.partition,
-        Number(row.next_offset),
-      ]),
-    );
-  // One round trip once the partitions have their rows (every batch but their first).
-  let stored = read
-    ? new Map(read.offsets.map((row) => [row.partition, Number(row.next_offset)]))
-    : await lockOffsets();
-  if (stored.size < partitionIds.length) {
-    await sql.query(
-      `INSERT INTO ${s}.projection_offsets (partition, next_offset)
-       SELECT unnest($1::int[]), 0 ON CONFLICT DO NOTHING`,
-      [partitionIds],
-    );
-    stored = await lockOffsets();
-  }
+  const all = batchesOf(batches);
+  const partitionIds = [...new Set(all.map((batch) => batch.partition))].sort((a, b) => a - b);
+  const pending = pendingRecords(all, await lockOffsets(sql, s, partitionIds, read?.offsets));
+  const reused = await reusedPositions(sql, s, pending.redelivered);
+  if (pending.records.length === 0) return [...planBatch(pending, new Map(), partitions, reused).results];
 
-  // Each partition's records past its stored offset, each record once.
-  const records: LogRecord[] = [];
-  const redelivered: LogRecord[] = [];
-  const next = new Map<number, number>();
-  for (const partition of partitionIds) {
-    let expected = stored.get(partition) ?? 0;
-    for (const record of byPartition.get(partition) ?? []) {
-      if (record.offset < expected) {
-        if (record.offset < (stored.get(partition) ?? 0)) redelivered.push(record);
-        continue;
-      }
-      records.push(record);
-      expected = record.offset + 1;
-    }
-    next.set(partition, expected);
-  }
-  const results = new Map<number, Mutable<AppliedBatch>>(
-    partitionIds.map((partition) => [
-      partition,
-      {
-        partition,
-        applied: 0,
-        nextOffset: next.get(partition) ?? 0,
-        acceptedDeletions: [],
-        reusedOffsets: [],
-        outcomes: [],
-      },
-    ]),
-  );
-  for (const { partition, offset } of await reusedPositions(sql, s, redelivered))
-    results.get(partition)?.reusedOffsets.push(offset);
-  if (records.length === 0) return [...results.values()];
-
-  const keys = read?.reached.keys ?? keysOf(records.map((record) => record.value));
+  const keys = read?.reached.keys ?? keysOf(pending.records.map((record) => record.value));
   const users = [...keys.users].sort();
   const { clocks, raced } = await lockClocks(sql, s, users, read?.clocks);
   // The state read with the locks is current: a user's state changes only under the lock of the
   // user's clock row, which the read waited for. Unless a transaction created a user's row after
   // that (the user was new to both): then the state is read again.
   const states = await loadStates(sql, schema, keys, clocks, raced ? undefined : read?.reached.rows);
-  // Each user's state through the batch: one draft per user, each decision's changes applied to it.
-  const drafts = new Map([...states].map(([userId, state]) => [userId, new Draft(state)]));
+  const plan = planBatch(pending, states, partitions, reused);
+  await writePlan(sql, schema, plan, rowsOfRecords(pending.records));
+  return [...plan.results];
+}
 
-  const changes = [];
-  const outcomes: OutcomeRow[] = [];
-  for (const record of records) {
-    const event: LogEvent = record.value;
-    const draft = drafts.get(event.userId) as Draft;
-    const state = draft.state;
-    const now = nextInstant(record.timestamp, state.lastInstant);
-    const decision = decide(state, { event, sequence: sequenceOf(record, partitions) }, now);
-    draft.apply(decision.changes);
-    changes.push(...decision.changes);
-    const outcome = outcomeRow(record, now, decision.outcome);
-    outcomes.push(outcome);
-    const result = results.get(record.partition) as Mutable<AppliedBatch>;
-    result.applied += 1;
-    result.outcomes.push(outcome);
-    if (
-      decision.outcome.kind === 'DeletionAccepted' &&
-      decision.changes.some((c) => c.kind === 'DeletionSaved' && c.deletion.status === 'PENDING')
-    ) {
-      result.acceptedDeletions.push({ userId: event.userId, deletionId: decision.outcome.deletionId });
-    }
-  }
+/** Locks the partitions' offset rows and reads them, creating the missing ones. One round trip
+ * once the partitions have their rows (every batch but their first); none when the caller locked
+ * them (`locked`, the rows its lock answered). */
+async function lockOffsets(
+  sql: Sql,
+  s: string,
+  partitionIds: readonly number[],
+  locked?: readonly OffsetRow[],
+): Promise<Map<number, number>> {
+  const lock = async () => sql.query<OffsetRow>(lockOffsetsStatement(s, '$1::int[]'), [partitionIds]);
+  const stored = (rows: readonly OffsetRow[]) =>
+    new Map(rows.map((row) => [row.partition, Number(row.next_offset)]));
+  const offsets = stored(locked ?? (await lock()));
+  if (offsets.size === partitionIds.length) return offsets;
+  await sql.query(
+    `INSERT INTO ${s}.projection_offsets (partition, next_offset)
+     SELECT unnest($1::int[]), 0 ON CONFLICT DO NOTHING`,
+    [partitionIds],
+  );
+  return stored(await lock());
+}
 
-  const moved = [...results.values()].filter((result) => result.applied > 0);
-  // The read-model changes, the outcomes, the new offsets and their notices (sent at commit): one
-  // statement.
-  const writes = [
-    ...changeWrites(schema, changes),
-    ...outcomeWrites(schema, outcomes),
+/** The plan's changes, its outcomes, the new offsets and their notices (sent at commit), in one
+ * statement; with COMMIT in the same round trip when the write is small (`rows`, at most
+ * LITERAL_WRITE_ROWS). */
+async function writePlan(sql: TransactionSql, schema: string, plan: BatchPlan, rows: number): Promise<void> {
+  const s = quoteIdent(schema);
+  const moved = plan.results.filter((result) => result.applied > 0);
+  const writes: Write[] = [
+    ...changeWrites(schema, plan.changes),
+    ...outcomeWrites(schema, plan.outcomes),
     {
       name: 'offsets_moved',
       text: (p: Param) => `
@@ -224,26 +160,24 @@ export async function applyInTransaction(
     SELECT pg_notify(${p(OFFSETS_CHANNEL)}, json_build_object('schema', ${p(schema)}::text, 'partition', partition,
                                                                'next', next_offset)::text)
       FROM offsets_moved`;
-  if (rowsOfRecords(records) <= LITERAL_WRITE_ROWS)
-    await sql.queryAndCommit(writeStatement(writes, sqlLiteral, notices));
+  if (rows <= LITERAL_WRITE_ROWS) await sql.queryAndCommit(writeStatement(writes, sqlLiteral, notices));
   else await runWrites(sql, writes, notices);
-  return [...results.values()];
 }
 
 /** The rows (`rowsOf`) up to which a transaction's write goes with COMMIT in one round trip, its
  * values as literals. Past it the write takes parameters and COMMIT goes alone: PostgreSQL reads a
- * large write's values faster as parameters than as literals (a 200,000-event catch-up applied
- * 3,679 events/s with literals, 4,294 with parameters), and one round trip is little beside such a
- * write. */
+ * large write's values faster as parameters, and one round trip is little beside such a write
+ * (measured in docs/performance.md). */
 export const LITERAL_WRITE_ROWS = 200;
 
 /** Transactions of one projection in flight at once: PostgreSQL writes one batch while the next
- * is decided. */
+ * is decided. Each holds a pooled connection: the pools of the projector and of a replay are sized
+ * from it (`projectorConnections`, `REPLAY_CONNECTIONS`). */
 export const PARALLEL_TRANSACTIONS = 4;
 
 /** The rows a transaction of batches handed over together is meant to write: past it, the batches
- * go into several transactions, which run at once. Requests of one feed share one transaction; the
- * 3,200 feeds of 32 POSTs of 100 are written by four. */
+ * go into several transactions, which run at once. Small requests share one transaction; large
+ * ones spread over several. */
 export const TRANSACTION_ROWS = 1000;
 
 /** About the rows an event writes: one per feed of an add or an upload, one per episode action,
@@ -335,14 +269,3 @@ async function lockClocks(
   }
   return { clocks, raced: false };
 }
-
-const outcomeRow = (record: LogRecord, instant: number, outcome: OutcomeRow['outcome']): OutcomeRow => ({
-  partition: record.partition,
-  offset: record.offset,
-  userId: record.value.userId,
-  eventId: record.eventId,
-  requestId: record.requestId,
-  eventType: record.type,
-  instant,
-  outcome,
-});

@@ -1,6 +1,7 @@
 import { LogEvent } from '@castlog/domain';
 import { LogBatch, LogRecord } from '@castlog/event-log';
-import { AppliedBatch, batchTransactions, rowsOf, TRANSACTION_ROWS } from './apply-batch';
+import { batchTransactions, rowsOf, TRANSACTION_ROWS } from './apply-batch';
+import { AppliedBatch } from './batch-plan';
 
 const add = (feeds: number): LogEvent => ({
   type: 'SubscriptionsAddRequested',

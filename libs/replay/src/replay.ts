@@ -1,8 +1,9 @@
 import { configSchema } from '@castlog/config';
 import { EventLog, LogBatch } from '@castlog/event-log';
 // The projector's own apply path: a replay must apply the log exactly as the live projector does.
-import { applyBatch, batchTransactions } from '@castlog/projection';
+import { applyBatch, batchTransactions, PARALLEL_TRANSACTIONS } from '@castlog/projection';
 import { quoteIdent, READER_INDEXES, readModelMigrations, storedOffsets } from '@castlog/read-model';
+import { isUnavailableError, retry } from '@castlog/supervision';
 import { DataSource } from 'typeorm';
 
 /** The live projection's schema when none is named: READ_MODEL_SCHEMA's default. */
@@ -18,6 +19,15 @@ const PROTECTED_SCHEMAS = /^(public|information_schema|pg_.*|castlog_auth|castlo
  * all) may be dropped by the next replay. */
 const SCRATCH_COMMENT = 'castlog replay scratch: rebuilt from the log by castlog replay';
 
+/** Connections a replay holds at once at most: its lock's, the live projection's offsets' listener
+ * (when it verifies) and its transactions in flight. A pool of fewer makes a transaction wait for a
+ * connection that only another transaction of the replay frees, and the wait fails after the
+ * pool's connect timeout. */
+export const REPLAY_CONNECTIONS = PARALLEL_TRANSACTIONS + 2;
+
+/** How long a replay waits for a dependency that stays out of reach before it gives up. */
+export const OUTAGE_LIMIT_MS = 5 * 60_000;
+
 export type ReplayProgress = (done: number, total: number) => void;
 
 export interface ReplayOptions {
@@ -26,6 +36,8 @@ export interface ReplayOptions {
   /** The scratch schema: dropped and rebuilt. */
   readonly schema: string;
   readonly onProgress?: ReplayProgress;
+  /** Told of each failure a replay rides out (`rideOut`), with the wait before it tries again. */
+  readonly onOutage?: (error: unknown, retryInMs: number) => void;
 }
 
 /** A partition's next offset for every partition of the log (0 where nothing is stored). */
@@ -49,7 +61,10 @@ export async function replayInto(options: ReplayOptions): Promise<Offsets> {
     try {
       return await replayLocked(options);
     } finally {
-      await guard.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`castlog replay ${schema}`]);
+      // A connection lost meanwhile took its lock with it.
+      await guard
+        .query(`SELECT pg_advisory_unlock(hashtext($1))`, [`castlog replay ${schema}`])
+        .catch(() => undefined);
     }
   } finally {
     await guard.release();
@@ -66,8 +81,34 @@ async function replayLocked(options: ReplayOptions): Promise<Offsets> {
       `refusing to replay into schema ${schema}: it exists and no replay made it (drop it yourself if it is not wanted)`,
     );
   }
-  // Built once the tables are full (READER_INDEXES).
-  let readerIndexes: { name: string; definition: string }[] = [];
+  const readerIndexes = await createScratch(dataSource, schema);
+  // Resumed from the scratch's stored offsets after an outage: applyBatch skips what they cover.
+  let done = 0;
+  const counted = {
+    ...options,
+    onProgress: (now: number, total: number) => options.onProgress?.((done = now), total),
+  };
+  const origin = complete(new Map(), options.eventLog.partitions);
+  const offsets = await rideOut(
+    () => catchUp(counted, origin),
+    options,
+    () => done,
+  );
+  // Built again after an outage, but for those already there.
+  const ifMissing = (definition: string) =>
+    definition.replace(/^CREATE (UNIQUE )?INDEX /, '$&IF NOT EXISTS ');
+  for (const { definition } of readerIndexes)
+    await rideOut(() => dataSource.query(ifMissing(definition)), options);
+  return offsets;
+}
+
+/** Drops `schema` and creates the read model's tables in it, unlogged, without the indexes only
+ * readers use (`READER_INDEXES`), whose definitions it answers: they are built once the tables are
+ * full. */
+async function createScratch(
+  dataSource: DataSource,
+  schema: string,
+): Promise<{ name: string; definition: string }[]> {
   // TypeORM's query runner: the read-model migration is a TypeORM migration.
   const runner = dataSource.createQueryRunner();
   await runner.connect();
@@ -83,7 +124,7 @@ async function replayLocked(options: ReplayOptions): Promise<Offsets> {
     );
     for (const { name } of tables)
       await runner.query(`ALTER TABLE ${quoteIdent(schema)}.${quoteIdent(name)} SET UNLOGGED`);
-    readerIndexes = await runner.query(
+    const readerIndexes: { name: string; definition: string }[] = await runner.query(
       `SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE schemaname = $1 AND indexname = ANY($2)`,
       [schema, READER_INDEXES],
     );
@@ -92,15 +133,13 @@ async function replayLocked(options: ReplayOptions): Promise<Offsets> {
     for (const { name } of readerIndexes)
       await runner.query(`DROP INDEX ${quoteIdent(schema)}.${quoteIdent(name)}`);
     await runner.commitTransaction();
+    return readerIndexes;
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction();
     throw error;
   } finally {
     await runner.release();
   }
-  const offsets = await catchUp(options);
-  for (const { definition } of readerIndexes) await dataSource.query(definition);
-  return offsets;
 }
 
 /** True when the migrations made `schema` a live read model (the scratch's tables are never recorded). */
@@ -131,16 +170,19 @@ async function isScratchOrAbsent(dataSource: DataSource, schema: string): Promis
   return found.has_offsets === true && found.has_logged_tables === false;
 }
 
-/** Applies what the log holds past the offsets stored in `schema`, up to the log's end. */
-export async function catchUp({ dataSource, eventLog, schema, onProgress }: ReplayOptions): Promise<Offsets> {
+/** Applies what the log holds past the offsets stored in `schema`, up to the log's end. Progress
+ * counts from `origin` (where a catch-up that is resumed began), else from the stored offsets. */
+export async function catchUp(
+  { dataSource, eventLog, schema, onProgress }: ReplayOptions,
+  origin?: Offsets,
+): Promise<Offsets> {
   const from = complete(await storedOffsets(dataSource, schema), eventLog.partitions);
   const end = await eventLog.endOffsets();
-  const total = [...end].reduce(
-    (sum, [partition, high]) => sum + Math.max(0, high - (from.get(partition) ?? 0)),
-    0,
-  );
-  let done = 0;
-  onProgress?.(0, total);
+  const since = (start: Offsets, to: Map<number, number>) =>
+    [...to].reduce((sum, [partition, next]) => sum + Math.max(0, next - (start.get(partition) ?? 0)), 0);
+  const total = since(origin ?? from, end);
+  let done = since(origin ?? from, from);
+  onProgress?.(done, total);
   // As the live projector: the batches the log hands over together (several partitions at once)
   // share transactions, several in flight.
   const transactions = batchTransactions(
@@ -156,6 +198,31 @@ export async function catchUp({ dataSource, eventLog, schema, onProgress }: Repl
     }
   }, from);
   return complete(await storedOffsets(dataSource, schema), eventLog.partitions);
+}
+
+/** `work` until it succeeds, tried again with capped backoff while it fails because a dependency is
+ * out of reach (`isUnavailableError`: PostgreSQL or Kafka refusing, restarting, or no connection
+ * within the connect timeout), as every castlog process rides out an outage; any other failure is
+ * final, and so is an outage that lasts OUTAGE_LIMIT_MS without the replay getting any further
+ * (`onProgress`). `work` must be safe to run again: a catch-up is, as it resumes from the stored
+ * offsets. */
+export async function rideOut<T>(
+  work: () => Promise<T>,
+  { onOutage, limitMs = OUTAGE_LIMIT_MS }: { onOutage?: ReplayOptions['onOutage']; limitMs?: number },
+  progress: () => number = () => 0,
+): Promise<T> {
+  let outage: { since: number; at: number } | undefined;
+  const result = await retry(work, {
+    initialMs: 500,
+    maxMs: 5_000,
+    retryable: isUnavailableError,
+    onFailure: (error, _failures, delayMs) => {
+      if (outage === undefined || progress() !== outage.at) outage = { since: Date.now(), at: progress() };
+      if (Date.now() - outage.since > limitMs) throw error;
+      onOutage?.(error, delayMs);
+    },
+  });
+  return result as T;
 }
 
 export const complete = (offsets: Map<number, number>, partitions: number): Offsets =>

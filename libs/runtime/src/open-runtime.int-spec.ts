@@ -8,7 +8,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '../../../test/support/databases';
-import { openLogAndDatabase, openRuntime, startDatabaseServer } from './open-runtime';
+import { openRuntime, startDatabaseServer } from './open-runtime';
+import { poolUse } from '@castlog/read-model';
 import { ProjectionStatus } from './operations/projection-status';
 
 /** Appends `n` events of one new user straight to the log. */
@@ -120,16 +121,18 @@ describe('openRuntime on a database server it was given', () => {
   }, 120_000);
 });
 
-describe('openLogAndDatabase', () => {
-  it('opens the database and the log for the CLI, the same ones the apps use', async () => {
+describe('openRuntime for a command', () => {
+  it('opens the database and the log for the CLI, the same ones the apps use, on a pool of the size asked', async () => {
     const config = loadConfig({ DATABASE_URL: await createTestDatabase('runtime') });
     const server = await openRuntime(config);
     try {
       await append(server.eventLog, 2);
-      const cli = await openLogAndDatabase(config);
+      const cli = await openRuntime(config, { command: true, poolSize: 6 });
       try {
         expect(await cli.eventLog.endOffsets()).toEqual(new Map([[0, 2]]));
         expect(cli.readModel.schema).toBe(config.READ_MODEL_SCHEMA);
+        expect(poolUse(cli.database.dataSource).size).toBe(6);
+        expect(poolUse(server.database.dataSource).size).toBe(config.DATABASE_POOL_SIZE);
       } finally {
         await cli.close();
       }

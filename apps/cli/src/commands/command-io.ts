@@ -64,20 +64,21 @@ function oneLine(text: string): string {
   );
 }
 
-/** Writes `castlog: <message>` on stderr and answers exit code 1. */
-export function fail(io: Pick<CommandIo, 'stderr'>, error: unknown): number {
+/** Writes `castlog: <message>` on stderr and answers `exitCode` (1 unless given). */
+export function fail(io: Pick<CommandIo, 'stderr'>, error: unknown, exitCode = 1): number {
   io.stderr.write(`castlog: ${describeError(error)}\n`);
-  return 1;
+  return exitCode;
 }
 
-/** Runs a command body; any error becomes a one-line message and exit code 1. */
+/** Runs a command body; any error becomes a one-line message and `failureCode` (1 unless given). */
 export async function runCommand(
   io: Pick<CommandIo, 'stderr'>,
   body: () => Promise<number>,
+  failureCode = 1,
 ): Promise<number> {
   try {
     return await body();
   } catch (error) {
-    return fail(io, error);
+    return fail(io, error, failureCode);
   }
 }

@@ -285,21 +285,21 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
 
   it("refuses the live schema, a projection version's, a name that is not a plain identifier, or one PostgreSQL would cut, as the scratch schema", async () => {
     const live = deps();
-    expect(await replay(live, { schema: app.runtime.database.schema })).toBe(1);
+    expect(await replay(live, { schema: app.runtime.database.schema })).toBe(2);
     expect(live.stderr.text).toBe(
       `castlog: --schema ${app.runtime.database.schema} is the live read model: a replay drops its scratch schema\n`,
     );
     const version = deps();
     const reserved = `${app.runtime.database.schema}_v7`;
-    expect(await replay(version, { schema: reserved })).toBe(1);
+    expect(await replay(version, { schema: reserved })).toBe(2);
     expect(version.stderr.text).toBe(
       `castlog: --schema ${reserved} is where projection version 7 of the read model is built\n`,
     );
     const bad = deps();
-    expect(await replay(bad, { schema: 'x"; DROP SCHEMA castlog_auth' })).toBe(1);
+    expect(await replay(bad, { schema: 'x"; DROP SCHEMA castlog_auth' })).toBe(2);
     expect(bad.stderr.text).toMatch(/^castlog: --schema must be a lower-case SQL identifier/);
     const long = deps();
-    expect(await replay(long, { schema: `scratch_${'x'.repeat(56)}` })).toBe(1);
+    expect(await replay(long, { schema: `scratch_${'x'.repeat(56)}` })).toBe(2);
     expect(long.stderr.text).toBe(
       'castlog: --schema must be at most 63 characters (PostgreSQL cuts longer names), not 64\n',
     );
@@ -323,7 +323,7 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     await dataSource.query(`CREATE TABLE "${theirs}".notes (id int PRIMARY KEY)`);
     await dataSource.query(`INSERT INTO "${theirs}".notes VALUES (1)`);
     const d = deps();
-    expect(await replay(d, { schema: theirs })).toBe(1);
+    expect(await replay(d, { schema: theirs })).toBe(2);
     expect(d.stderr.text).toBe(
       `castlog: refusing to replay into schema ${theirs}: it exists and no replay made it (drop it yourself if it is not wanted)\n`,
     );

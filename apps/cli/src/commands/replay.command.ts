@@ -1,10 +1,14 @@
 import { LOWER_CASE_IDENTIFIER } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { MAX_NAME_LENGTH, projectionCounts } from '@castlog/read-model';
-import { describeDifference, replayInto, verifyReplay } from '@castlog/replay';
+import { describeDifference, replayInto, rideOut, verifyReplay } from '@castlog/replay';
 import { Presets, SingleBar } from 'cli-progress';
 import { DataSource } from 'typeorm';
-import { CliError, CommandIo, Output, runCommand } from './command-io';
+import { CliError, CommandIo, describeError, Output, runCommand } from './command-io';
+
+/** `castlog replay`'s exit status, which scripts and monitors act on: a failure to run is never
+ * taken for a difference. */
+export const REPLAY_EXIT = { equal: 0, different: 1, couldNotRun: 2 } as const;
 
 /** Where progress goes: a terminal gets a bar, anything else one line now and then. */
 export interface ProgressOutput extends Output {
@@ -32,67 +36,88 @@ export interface ReplayCommandOptions {
 /** `castlog replay [--verify] [--schema <scratch>]`: rebuilds the read model from offset 0 of the
  * log into a scratch schema (dropped first), through the projector's own code path. With --verify,
  * compares it with the live read model once both stand at the same offsets, prints every
- * difference and exits 1 on any. Progress goes to stderr; stdout carries only the result. */
+ * difference and exits 1 on any. It rides out a dependency out of reach for a while (`rideOut`),
+ * saying so on stderr; a failure to run exits 2 (`REPLAY_EXIT`). Progress goes to stderr; stdout
+ * carries only the result. */
 export function replay(deps: ReplayDeps, options: ReplayCommandOptions = {}): Promise<number> {
-  return runCommand(deps, async () => {
-    const schema = options.schema ?? `${deps.liveSchema}_replay`;
-    if (!LOWER_CASE_IDENTIFIER.test(schema))
-      throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
-    if (schema.length > MAX_NAME_LENGTH)
-      throw new CliError(
-        `--schema must be at most ${MAX_NAME_LENGTH} characters (PostgreSQL cuts longer names), not ${schema.length}`,
-      );
-    if (schema === deps.liveSchema) {
-      throw new CliError(`--schema ${schema} is the live read model: a replay drops its scratch schema`);
-    }
-    // A version not registered yet has no schema to protect, but a replay's there would stop that
-    // version's projector from migrating it.
-    const version = new RegExp(`^${deps.readModelBase ?? deps.liveSchema}_v(\\d+)$`).exec(schema);
-    if (version !== null) {
-      throw new CliError(
-        `--schema ${schema} is where projection version ${Number(version[1])} of the read model is built`,
-      );
-    }
-    const progress = progressReporter(deps.stderr, 'replay');
-    try {
-      await replayInto({
-        dataSource: deps.dataSource,
-        eventLog: deps.eventLog,
-        schema,
-        onProgress: progress.update,
-      });
-    } catch (error) {
-      progress.stop(false);
-      throw error;
-    }
-    progress.stop();
-    if (!options.verify) {
-      const { events, subscriptions } = await projectionCounts(deps.dataSource, schema);
-      deps.stdout.write(`replayed ${events} events into schema ${schema}: ${subscriptions} subscriptions\n`);
-      return 0;
-    }
-    deps.stderr.write(`comparing schema ${schema} with the live read model (schema ${deps.liveSchema})\n`);
-    const differences = await verifyReplay({
+  return runCommand(deps, () => replayAndCompare(deps, options), REPLAY_EXIT.couldNotRun);
+}
+
+/** The scratch schema: --schema, else `<live>_replay`; refused when it is not a lower-case identifier
+ * PostgreSQL keeps whole, or is the live read model's or a projection version's. */
+function scratchSchemaOf(deps: ReplayDeps, options: ReplayCommandOptions): string {
+  const schema = options.schema ?? `${deps.liveSchema}_replay`;
+  if (!LOWER_CASE_IDENTIFIER.test(schema))
+    throw new CliError(`--schema must be a lower-case SQL identifier, not ${schema}`);
+  if (schema.length > MAX_NAME_LENGTH)
+    throw new CliError(
+      `--schema must be at most ${MAX_NAME_LENGTH} characters (PostgreSQL cuts longer names), not ${schema.length}`,
+    );
+  if (schema === deps.liveSchema) {
+    throw new CliError(`--schema ${schema} is the live read model: a replay drops its scratch schema`);
+  }
+  // A version not registered yet has no schema to protect, but a replay's there would stop that
+  // version's projector from migrating it.
+  const version = new RegExp(`^${deps.readModelBase ?? deps.liveSchema}_v(\\d+)$`).exec(schema);
+  if (version !== null) {
+    throw new CliError(
+      `--schema ${schema} is where projection version ${Number(version[1])} of the read model is built`,
+    );
+  }
+  return schema;
+}
+
+async function replayAndCompare(deps: ReplayDeps, options: ReplayCommandOptions): Promise<number> {
+  const schema = scratchSchemaOf(deps, options);
+  const onOutage = (error: unknown, retryInMs: number) =>
+    deps.stderr.write(
+      `replay: out of reach: ${describeError(error)}; trying again in ${(retryInMs / 1000).toFixed(1)} s\n`,
+    );
+  const progress = progressReporter(deps.stderr, 'replay');
+  try {
+    await replayInto({
       dataSource: deps.dataSource,
       eventLog: deps.eventLog,
       schema,
-      liveSchema: deps.liveSchema,
-      liveTimeoutMs: deps.liveTimeoutMs,
+      onProgress: progress.update,
+      onOutage,
     });
+  } catch (error) {
+    progress.stop(false);
+    throw error;
+  }
+  progress.stop();
+  if (!options.verify) {
     const { events, subscriptions } = await projectionCounts(deps.dataSource, schema);
-    if (differences.length === 0) {
-      deps.stdout.write(
-        `replay equals the live read model: ${events} events, ${subscriptions} subscriptions\n`,
-      );
-      return 0;
-    }
+    deps.stdout.write(`replayed ${events} events into schema ${schema}: ${subscriptions} subscriptions\n`);
+    return 0;
+  }
+  deps.stderr.write(`comparing schema ${schema} with the live read model (schema ${deps.liveSchema})\n`);
+  // Resumed after an outage: the scratch is caught up from its stored offsets, not replayed again.
+  const differences = await rideOut(
+    () =>
+      verifyReplay({
+        dataSource: deps.dataSource,
+        eventLog: deps.eventLog,
+        schema,
+        liveSchema: deps.liveSchema,
+        liveTimeoutMs: deps.liveTimeoutMs,
+      }),
+    { onOutage },
+  );
+  const { events, subscriptions } = await projectionCounts(deps.dataSource, schema);
+  if (differences.length === 0) {
     deps.stdout.write(
-      `${differences.length} difference${differences.length === 1 ? '' : 's'} between the live read model ` +
-        `(schema ${deps.liveSchema}) and the replay (schema ${schema}) of ${events} events:\n`,
+      `replay equals the live read model: ${events} events, ${subscriptions} subscriptions\n`,
     );
-    for (const difference of differences) deps.stdout.write(`${describeDifference(difference)}\n`);
-    return 1;
-  });
+    return REPLAY_EXIT.equal;
+  }
+  deps.stdout.write(
+    `${differences.length} difference${differences.length === 1 ? '' : 's'} between the live read model ` +
+      `(schema ${deps.liveSchema}) and the replay (schema ${schema}) of ${events} events:\n`,
+  );
+  for (const difference of differences) deps.stdout.write(`${describeDifference(difference)}\n`);
+  return REPLAY_EXIT.different;
 }
 
 export interface ProgressReporter {

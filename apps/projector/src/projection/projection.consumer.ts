@@ -14,6 +14,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { EventBus } from '@nestjs/cqrs';
 import { DeletionAcceptedEvent } from '../deletion/deletion-accepted.event';
 import { AppliedBatch, applyBatch, batchTransactions } from '@castlog/projection';
+import { poolTooSmall } from './pool-demand';
 
 /** How often a version being built checks whether it has caught up with the active one. */
 const SWITCH_CHECK_MS = 250;
@@ -76,7 +77,10 @@ export class ProjectionConsumer implements OnApplicationBootstrap, OnModuleDestr
       );
       this.previous = await this.project(active);
       this.scheduleSwitchCheck();
-    } else if (active.version > own.version) {
+    }
+    const tooSmall = poolTooSmall(this.config, this.previous ? 2 : 1);
+    if (tooSmall) this.logger.warn(tooSmall);
+    if (active.version > own.version) {
       this.logger.warn(
         `projection version ${active.version} serves reads; this projector builds the older version ` +
           `${own.version} and runs no deletion saga: it can be stopped`,
