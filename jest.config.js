@@ -24,6 +24,7 @@ module.exports = {
     '^@castlog/auth$': '<rootDir>/libs/auth/src',
     '^@castlog/infra$': '<rootDir>/libs/infra/src',
     '^@castlog/runtime$': '<rootDir>/libs/runtime/src',
+    '^@castlog/runtime/open-runtime$': '<rootDir>/libs/runtime/src/open-runtime',
     '^@castlog/supervision$': '<rootDir>/libs/supervision/src',
     '^@castlog/projection$': '<rootDir>/libs/projection/src',
     '^@castlog/http$': '<rootDir>/libs/http/src',

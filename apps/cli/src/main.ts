@@ -3,16 +3,13 @@ import { AuthStore } from '@castlog/auth';
 import { type Config, loadConfig } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
 import { ProjectionVersions } from '@castlog/read-model';
-import { REPLAY_CONNECTIONS } from '@castlog/replay';
-import { embeddedPostgresDir, openDatabase, openRuntime } from '@castlog/runtime';
+// The runtime's opening alone: the CLI has no use for the HTTP stack the package's index loads, and a
+// command should answer quickly.
+import { embeddedPostgresDir, openDatabase, openRuntime } from '@castlog/runtime/open-runtime';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { CliError, CommandIo, describeError, fail, runCommand } from './commands/command-io';
-import { history } from './commands/history.command';
-import { opmlExport, opmlImport } from './commands/opml.command';
-import { projections } from './commands/projections.command';
-import { replay, REPLAY_EXIT } from './commands/replay.command';
+import { CliError, CommandIo, describeError, fail, REPLAY_EXIT, runCommand } from './commands/command-io';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
 import { usersAdd, usersList, usersRemove } from './commands/users.command';
 
@@ -86,10 +83,6 @@ export interface LogAndDatabase {
 /** Opens the database and the event log for one command and closes them afterwards. */
 export type WithLog = <T>(body: (opened: LogAndDatabase, config: Config) => Promise<T>) => Promise<T>;
 
-/** Connections the CLI's read-model pool holds: what its heaviest command, a replay, holds at once;
- * the others use one at a time. */
-const CLI_CONNECTIONS = REPLAY_CONNECTIONS;
-
 /** The real database and log: DATABASE_URL or the embedded server, Kafka when KAFKA_BROKERS is set
  * or else the table log. Neither the projector nor the saga runs. */
 export const withDatabaseAndLog =
@@ -97,8 +90,11 @@ export const withDatabaseAndLog =
   async (body) => {
     const config = loadConfig(env);
     sayWhenNew(config);
+    // The CLI's pool holds what its heaviest command, a replay, holds at once; the others use one
+    // connection at a time.
+    const { REPLAY_CONNECTIONS } = await import('@castlog/replay');
     const runtime = await reaching(config, () =>
-      openRuntime(config, { command: true, poolSize: CLI_CONNECTIONS }),
+      openRuntime(config, { command: true, poolSize: REPLAY_CONNECTIONS }),
     );
     try {
       const { readModel, database, eventLog } = runtime;
@@ -131,6 +127,19 @@ export function createProgram(
     })
     .exitOverride();
 
+  addAccountCommands(program, io, withStore, setExitCode);
+  addReplayCommand(program, io, withLog, setExitCode);
+  addReadCommands(program, io, withLog, setExitCode);
+  return program;
+}
+
+/** `users` and `tokens`: the accounts, on the database alone. */
+function addAccountCommands(
+  program: Command,
+  io: CommandIo,
+  withStore: WithStore,
+  setExitCode: (code: number) => void,
+): void {
   const users = program.command('users').description('Add, list and remove users.');
   users
     .command('add <name>')
@@ -171,7 +180,15 @@ export function createProgram(
         ),
       ),
     );
+}
 
+/** `replay [--verify]`: exit 0 equal (or replayed), 1 different, 2 could not run. */
+function addReplayCommand(
+  program: Command,
+  io: CommandIo,
+  withLog: WithLog,
+  setExitCode: (code: number) => void,
+): void {
   const replayCommand = program
     .command('replay')
     .description(
@@ -186,8 +203,8 @@ export function createProgram(
         await runCommand(
           io,
           () =>
-            withLog((opened, config) =>
-              replay(
+            withLog(async (opened, config) =>
+              (await import('./commands/replay.command')).replay(
                 {
                   ...io,
                   dataSource: opened.dataSource,
@@ -208,14 +225,26 @@ export function createProgram(
       ? error
       : new CommanderError(REPLAY_EXIT.couldNotRun, error.code, error.message);
   });
+}
 
+/** `history`, `projections` and `opml`: reads of the log and the read model (and OPML's import). */
+function addReadCommands(
+  program: Command,
+  io: CommandIo,
+  withLog: WithLog,
+  setExitCode: (code: number) => void,
+): void {
   program
     .command('history <user>')
     .description("A user's events in log order, with what each did; --guid keeps one subscription's.")
     .option('--guid <guid>', 'only the events that concern the subscription with this guid')
     .option('--json', 'one JSON array instead of a table')
     .action(async (user: string, options: { guid?: string; json?: boolean }) =>
-      setExitCode(await withLog((opened) => history({ ...io, ...opened }, user, options))),
+      setExitCode(
+        await withLog(async (opened) =>
+          (await import('./commands/history.command')).history({ ...io, ...opened }, user, options),
+        ),
+      ),
     );
 
   program
@@ -223,7 +252,11 @@ export function createProgram(
     .description('The projection versions: which one serves reads, and how far each has got through the log.')
     .option('--json', 'one JSON array instead of a table')
     .action(async (options: { json?: boolean }) =>
-      setExitCode(await withLog((opened) => projections({ ...io, ...opened }, options))),
+      setExitCode(
+        await withLog(async (opened) =>
+          (await import('./commands/projections.command')).projections({ ...io, ...opened }, options),
+        ),
+      ),
     );
 
   const opml = program.command('opml').description("Export and import a user's subscriptions as OPML.");
@@ -232,7 +265,11 @@ export function createProgram(
     .description("The user's subscribed feeds as an OPML 2.0 document, on stdout or in a file.")
     .option('--output <file>', 'write the document to this file instead of stdout')
     .action(async (user: string, options: { output?: string }) =>
-      setExitCode(await withLog((opened) => opmlExport({ ...io, ...opened }, user, options))),
+      setExitCode(
+        await withLog(async (opened) =>
+          (await import('./commands/opml.command')).opmlExport({ ...io, ...opened }, user, options),
+        ),
+      ),
     );
   opml
     .command('import <user> <file>')
@@ -242,10 +279,12 @@ export function createProgram(
     )
     .option('--timeout <duration>', 'how long to wait for the next outcome, such as 30s or 2m (default: 60s)')
     .action(async (user: string, file: string, options: { timeout?: string }) =>
-      setExitCode(await withLog((opened) => opmlImport({ ...io, ...opened }, user, file, options))),
+      setExitCode(
+        await withLog(async (opened) =>
+          (await import('./commands/opml.command')).opmlImport({ ...io, ...opened }, user, file, options),
+        ),
+      ),
     );
-
-  return program;
 }
 
 /** Runs the CLI and answers its exit code: 0, or 1 after a one-line message on stderr. */

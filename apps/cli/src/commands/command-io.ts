@@ -82,3 +82,7 @@ export async function runCommand(
     return fail(io, error, failureCode);
   }
 }
+
+/** `castlog replay`'s exit status, which scripts and monitors act on: a failure to run is never
+ * taken for a difference. */
+export const REPLAY_EXIT = { equal: 0, different: 1, couldNotRun: 2 } as const;

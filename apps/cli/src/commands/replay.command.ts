@@ -4,11 +4,7 @@ import { MAX_NAME_LENGTH, projectionCounts } from '@castlog/read-model';
 import { describeDifference, replayInto, rideOut, verifyReplay } from '@castlog/replay';
 import { Presets, SingleBar } from 'cli-progress';
 import { DataSource } from 'typeorm';
-import { CliError, CommandIo, describeError, Output, runCommand } from './command-io';
-
-/** `castlog replay`'s exit status, which scripts and monitors act on: a failure to run is never
- * taken for a difference. */
-export const REPLAY_EXIT = { equal: 0, different: 1, couldNotRun: 2 } as const;
+import { CliError, CommandIo, describeError, Output, REPLAY_EXIT, runCommand } from './command-io';
 
 /** Where progress goes: a terminal gets a bar, anything else one line now and then. */
 export interface ProgressOutput extends Output {
