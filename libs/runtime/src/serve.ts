@@ -1,3 +1,4 @@
+import type { Config } from '@castlog/config';
 import { createHttpApp, listenAsStandIn, OpenApiDocument, StandIn } from '@castlog/http';
 import { isUnavailableError, messageOf, retry } from '@castlog/supervision';
 import { DynamicModule, INestApplication } from '@nestjs/common';
@@ -29,56 +30,12 @@ export function serve(options: ServeOptions): void {
   if (options.scaled) requireScaled(config, options.name);
   const logger = createLogger(config, options.name);
   const stopping = new AbortController();
-  let stop: () => Promise<void> = async () => undefined;
-  const run = async () => {
-    const runtimeOptions = {
-      log: runtimeLog(logger),
-      fatal: (reason: string) => {
-        logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
-        const exit = () => process.exit(1);
-        setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
-        void stop().then(exit, exit);
-      },
-    };
-    // Started once: embedded PostgreSQL keeps running while the rest waits for Kafka.
-    const server = await startDatabaseServer(config, runtimeOptions);
-    const reachable = await openWhenReachable(() => openRuntime(config, { ...runtimeOptions, server }), {
-      host: config.HOST,
-      port: config.PORT,
-      retryAfterSeconds: config.RETRY_AFTER_SECONDS,
-      signal: stopping.signal,
-      log: (message) => logger.warn({ context: 'runtime' }, message),
-    }).catch(async (error: unknown) => {
-      await server.close();
-      throw error;
-    });
-    if (reachable === undefined) return server.close();
-    const { opened: runtime, standIn } = reachable;
-    // A failure from here on (a port in use) closes what is open, embedded PostgreSQL included.
-    const app = await createHttpApp(options.module(runtime), config, logger, {
-      openApi: options.openApi,
-    }).catch(async (error: unknown) => {
-      await runtime.close();
-      throw error;
-    });
-    stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
-    try {
-      await listenBehindStandIn(app, standIn, {
-        host: config.HOST,
-        port: config.PORT,
-        retryAfterSeconds: config.RETRY_AFTER_SECONDS,
-      });
-    } catch (error) {
-      await stop();
-      throw error;
-    }
-    options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
-  };
-  const started = run();
+  const life: Stopper = { stop: async () => undefined };
+  const started = start(options, config, logger, stopping.signal, life);
   onShutdown(
     () => {
       stopping.abort();
-      return started.then(() => stop());
+      return started.then(() => life.stop());
     },
     config.SHUTDOWN_TIMEOUT,
     (message) => logger.info(message),
@@ -90,6 +47,67 @@ export function serve(options: ServeOptions): void {
     process.exit(1);
   });
 }
+
+/** How the process stops what it has started: nothing until the app is up. */
+interface Stopper {
+  stop: () => Promise<void>;
+}
+
+/** Starts the database server, the runtime (waiting while a dependency is out of reach, until
+ * `stopping`) and the HTTP app; what fails on the way closes what is already open. */
+async function start(
+  options: ServeOptions,
+  config: Config,
+  logger: Logger,
+  stopping: AbortSignal,
+  life: Stopper,
+): Promise<void> {
+  const runtimeOptions = { log: runtimeLog(logger), fatal: stopOnFatal(config, logger, life) };
+  // Started once: embedded PostgreSQL keeps running while the rest waits for Kafka.
+  const server = await startDatabaseServer(config, runtimeOptions);
+  const reachable = await openWhenReachable(() => openRuntime(config, { ...runtimeOptions, server }), {
+    host: config.HOST,
+    port: config.PORT,
+    retryAfterSeconds: config.RETRY_AFTER_SECONDS,
+    signal: stopping,
+    log: (message) => logger.warn({ context: 'runtime' }, message),
+  }).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
+  if (reachable === undefined) return server.close();
+  const { opened: runtime, standIn } = reachable;
+  // A failure from here on (a port in use) closes what is open, embedded PostgreSQL included.
+  const app = await createHttpApp(options.module(runtime), config, logger, {
+    openApi: options.openApi,
+  }).catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
+  life.stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
+  try {
+    await listenBehindStandIn(app, standIn, {
+      host: config.HOST,
+      port: config.PORT,
+      retryAfterSeconds: config.RETRY_AFTER_SECONDS,
+    });
+  } catch (error) {
+    await life.stop();
+    throw error;
+  }
+  options.announce((await app.getUrl()).replace('[::1]', 'localhost'), runtime, logger);
+}
+
+/** A fault the runtime cannot recover from (embedded PostgreSQL that will not restart): stop what
+ * runs and exit 1, at the latest after SHUTDOWN_TIMEOUT. */
+const stopOnFatal =
+  (config: Config, logger: Logger, life: Stopper) =>
+  (reason: string): void => {
+    logger.fatal({ context: 'runtime' }, `${reason}; stopping`);
+    const exit = () => process.exit(1);
+    setTimeout(exit, config.SHUTDOWN_TIMEOUT).unref();
+    void life.stop().then(exit, exit);
+  };
 
 /** Runs `app`'s start-up hooks, then listens on HOST:PORT, with a stand-in answering there until it
  * does (`standIn`, the one that answered while a dependency was out of reach, or a new one): the
