@@ -55,55 +55,74 @@ export async function runWrites<T = Record<string, unknown>>(
 type GuidRecorded = Extract<Change, { kind: 'GuidRecorded' }>;
 type EpisodeActionsRecorded = Extract<Change, { kind: 'EpisodeActionsRecorded' }>;
 
-/** A batch's changes as one set-based write per change kind, each kind to its own table (two for
- * subscriptions: those the batch creates, inserted, and the others, upserted). Rows are
- * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last.
- * A new subscription's first guid (its id) and the feed_url it is created with go on its own row
- * (`created`, `created_feed_url`); the tables behind the views `subscription_guids` and
- * `subscription_feed_urls` get only what a subscription takes later. */
-export function changeWrites(schema: string, changes: readonly Change[]): Write[] {
-  const s = quoteIdent(schema);
-  const subscriptions = new Map<string, Subscription>();
-  const guidRows = new Map<string, GuidRecorded>();
-  const feedUrls = new Map<string, { userId: string; url: string; subscriptionId: string }>();
-  const createdWith = new Map<string, string>();
-  const deletions = new Map<number, Deletion>();
-  const clocks = new Map<string, number>();
-  const devices = new Map<string, Device>();
-  const actionUploads: EpisodeActionsRecorded[] = [];
+/** A feed_url a subscription takes after its creation. */
+interface LaterFeedUrl {
+  readonly userId: string;
+  readonly url: string;
+  readonly subscriptionId: string;
+}
+
+/** A batch's changes by the table they go to, keyed so that the last change of each key wins. */
+interface BatchRows {
+  readonly subscriptions: Map<string, Subscription>;
+  readonly guids: Map<string, GuidRecorded>;
+  readonly feedUrls: Map<string, LaterFeedUrl>;
+  /** The feed_url each subscription created in the batch is created with, by user and id. */
+  readonly createdWith: Map<string, string>;
+  readonly deletions: Map<number, Deletion>;
+  readonly clocks: Map<string, number>;
+  readonly devices: Map<string, Device>;
+  readonly actionUploads: EpisodeActionsRecorded[];
+}
+
+const userKey = (userId: string, id: string): string => `${userId}\u0000${id}`;
+
+/** One pass over the changes, each to the rows of its table: rows are whole, so only the last of
+ * each key is kept, as `evolve` keeps the last. */
+function batchRows(changes: readonly Change[]): BatchRows {
+  const rows: BatchRows = {
+    subscriptions: new Map(),
+    guids: new Map(),
+    feedUrls: new Map(),
+    createdWith: new Map(),
+    deletions: new Map(),
+    clocks: new Map(),
+    devices: new Map(),
+    actionUploads: [],
+  };
   for (const change of changes) {
     switch (change.kind) {
       case 'SubscriptionSaved':
-        subscriptions.set(
-          `${change.subscription.userId}\u0000${change.subscription.id}`,
+        rows.subscriptions.set(
+          userKey(change.subscription.userId, change.subscription.id),
           change.subscription,
         );
         break;
       case 'GuidRecorded':
-        if (change.position > 0) guidRows.set(`${change.userId}\u0000${change.guid}`, change);
+        if (change.position > 0) rows.guids.set(userKey(change.userId, change.guid), change);
         break;
       case 'FeedUrlRecorded':
         // A feed_url taken at creation was nobody's: no claim of it comes before in the batch.
         if (change.atCreation)
-          createdWith.set(`${change.userId}\u0000${change.subscriptionId}`, change.normalizedFeedUrl);
+          rows.createdWith.set(userKey(change.userId, change.subscriptionId), change.normalizedFeedUrl);
         else
-          feedUrls.set(`${change.userId}\u0000${change.normalizedFeedUrl}`, {
+          rows.feedUrls.set(userKey(change.userId, change.normalizedFeedUrl), {
             userId: change.userId,
             url: change.normalizedFeedUrl,
             subscriptionId: change.subscriptionId,
           });
         break;
       case 'DeletionSaved':
-        deletions.set(change.deletion.deletionId, change.deletion);
+        rows.deletions.set(change.deletion.deletionId, change.deletion);
         break;
       case 'ClockAdvanced':
-        clocks.set(change.userId, Math.max(clocks.get(change.userId) ?? 0, change.lastInstant));
+        rows.clocks.set(change.userId, Math.max(rows.clocks.get(change.userId) ?? 0, change.lastInstant));
         break;
       case 'DeviceSaved':
-        devices.set(`${change.device.userId}\u0000${change.device.id}`, change.device);
+        rows.devices.set(userKey(change.device.userId, change.device.id), change.device);
         break;
       case 'EpisodeActionsRecorded':
-        actionUploads.push(change);
+        rows.actionUploads.push(change);
         break;
       default: {
         const never: never = change;
@@ -111,17 +130,17 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
       }
     }
   }
+  return rows;
+}
 
-  const writes: Write[] = [];
-  // A subscription created in this batch has no row yet (the stored offsets apply each event once),
-  // so its row goes in by a plain INSERT, which skips the conflict check and the confirmation an
-  // upsert writes per row; should the key be taken after all, the statement fails instead of
-  // overwriting another subscription.
-  const created: Subscription[] = [];
-  const existing: Subscription[] = [];
-  for (const x of subscriptions.values())
-    (createdWith.has(`${x.userId}\u0000${x.id}`) ? created : existing).push(x);
-  const subscriptionRows = (p: Param, rows: readonly Subscription[]) => `
+/** The INSERT of whole subscription rows, with each one's latest guid, its first guid's `since`
+ * (`created`) and the feed_url it was created with, if in this batch. */
+const subscriptionInsert = (
+  s: string,
+  p: Param,
+  rows: readonly Subscription[],
+  createdWith: ReadonlyMap<string, string>,
+) => `
         INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
                                         deleted, merged_into, deletion_id, latest_guid, created, created_feed_url)
         SELECT * FROM unnest(${p(texts(rows.map((x) => x.userId)))}, ${p(uuids(rows.map((x) => x.id)))},
@@ -131,14 +150,32 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
                              ${p(uuids(rows.map((x) => x.mergedInto)))}, ${p(bigints(rows.map((x) => x.deletionId)))},
                              ${p(uuids(rows.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id)))},
                              ${p(bigints(rows.map((x) => x.guids[0]?.since)))},
-                             ${p(texts(rows.map((x) => createdWith.get(`${x.userId}\u0000${x.id}`) ?? null)))})`;
+                             ${p(texts(rows.map((x) => createdWith.get(userKey(x.userId, x.id)) ?? null)))})`;
+
+/** A subscription created in this batch has no row yet (the stored offsets apply each event once),
+ * so its row goes in by a plain INSERT, which skips the conflict check and the confirmation an
+ * upsert writes per row; should the key be taken after all, the statement fails instead of
+ * overwriting another subscription. The others are upserted. */
+function subscriptionWrites(
+  s: string,
+  subscriptions: ReadonlyMap<string, Subscription>,
+  createdWith: ReadonlyMap<string, string>,
+): Write[] {
+  const created: Subscription[] = [];
+  const existing: Subscription[] = [];
+  for (const x of subscriptions.values())
+    (createdWith.has(userKey(x.userId, x.id)) ? created : existing).push(x);
+  const writes: Write[] = [];
   if (created.length > 0) {
-    writes.push({ name: 'subscriptions_created', text: (p) => subscriptionRows(p, created) });
+    writes.push({
+      name: 'subscriptions_created',
+      text: (p) => subscriptionInsert(s, p, created, createdWith),
+    });
   }
   if (existing.length > 0) {
     writes.push({
       name: 'subscriptions_written',
-      text: (p) => `${subscriptionRows(p, existing)}
+      text: (p) => `${subscriptionInsert(s, p, existing, createdWith)}
         ON CONFLICT (user_id, id) DO UPDATE SET
           feed_url = EXCLUDED.feed_url, is_subscribed = EXCLUDED.is_subscribed,
           subscription_changed = EXCLUDED.subscription_changed, guid_changed = EXCLUDED.guid_changed,
@@ -146,78 +183,68 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
           latest_guid = EXCLUDED.latest_guid`,
     });
   }
+  return writes;
+}
 
-  // A subscription's guid chain after its first, in position order; `byGuid` is the same rows.
-  const guids = [...guidRows.values()];
-  if (guids.length > 0) {
-    writes.push({
-      name: 'guids_written',
-      text: (p) => `
+/** A subscription's guid chain after its first, in position order. */
+const laterGuidsWrite = (s: string, guids: readonly GuidRecorded[]): Write => ({
+  name: 'guids_written',
+  text: (p) => `
         INSERT INTO ${s}.subscription_later_guids (user_id, guid, subscription_id, since, position)
         SELECT * FROM unnest(${p(texts(guids.map((g) => g.userId)))}, ${p(uuids(guids.map((g) => g.guid)))},
                              ${p(uuids(guids.map((g) => g.subscriptionId)))}, ${p(bigints(guids.map((g) => g.since)))},
                              ${p(ints(guids.map((g) => g.position)))})
         ON CONFLICT (user_id, guid) DO UPDATE SET
           subscription_id = EXCLUDED.subscription_id, since = EXCLUDED.since, position = EXCLUDED.position`,
-    });
-  }
+});
 
-  const urls = [...feedUrls.values()];
-  if (urls.length > 0) {
-    writes.push({
-      name: 'feed_urls_written',
-      text: (p) => `
+const laterFeedUrlsWrite = (s: string, urls: readonly LaterFeedUrl[]): Write => ({
+  name: 'feed_urls_written',
+  text: (p) => `
         INSERT INTO ${s}.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id)
         SELECT * FROM unnest(${p(texts(urls.map((u) => u.userId)))}, ${p(texts(urls.map((u) => u.url)))},
                              ${p(uuids(urls.map((u) => u.subscriptionId)))})
         ON CONFLICT (user_id, normalized_feed_url) DO UPDATE SET subscription_id = EXCLUDED.subscription_id`,
-    });
-  }
+});
 
-  const dels = [...deletions.values()];
-  if (dels.length > 0) {
-    writes.push({
-      name: 'deletions_written',
-      text: (p) => `
+const deletionsWrite = (s: string, dels: readonly Deletion[]): Write => ({
+  name: 'deletions_written',
+  text: (p) => `
         INSERT INTO ${s}.deletions (deletion_id, user_id, subscription_id, status, requested_at, finished_at)
         SELECT * FROM unnest(${p(bigints(dels.map((d) => d.deletionId)))}, ${p(texts(dels.map((d) => d.userId)))},
                              ${p(uuids(dels.map((d) => d.subscriptionId)))}, ${p(texts(dels.map((d) => d.status)))},
                              ${p(bigints(dels.map((d) => d.requestedAt)))}, ${p(bigints(dels.map((d) => d.finishedAt)))})
         ON CONFLICT (deletion_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at`,
-    });
-  }
+});
 
-  if (clocks.size > 0) {
-    writes.push({
-      name: 'clocks_written',
-      text: (p) => `
+/** A user's clock only moves forward, whichever transaction writes it. */
+const clocksWrite = (s: string, clocks: ReadonlyMap<string, number>): Write => ({
+  name: 'clocks_written',
+  text: (p) => `
         INSERT INTO ${s}.user_clocks (user_id, last_instant)
         SELECT * FROM unnest(${p(texts([...clocks.keys()]))}, ${p(bigints([...clocks.values()]))})
         ON CONFLICT (user_id) DO UPDATE SET last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant)`,
-    });
-  }
+});
 
-  const devs = [...devices.values()];
-  if (devs.length > 0) {
-    writes.push({
-      name: 'devices_written',
-      text: (p) => `
+const devicesWrite = (s: string, devs: readonly Device[]): Write => ({
+  name: 'devices_written',
+  text: (p) => `
         INSERT INTO ${s}.devices (user_id, id, caption, type)
         SELECT * FROM unnest(${p(texts(devs.map((d) => d.userId)))}, ${p(texts(devs.map((d) => d.id)))},
                              ${p(texts(devs.map((d) => d.caption)))}, ${p(texts(devs.map((d) => d.type)))})
         ON CONFLICT (user_id, id) DO UPDATE SET caption = EXCLUDED.caption, type = EXCLUDED.type`,
-    });
-  }
+});
 
-  // Episode actions are only ever added: an upload's rows are keyed by its sequence and their order.
-  const actions = actionUploads.flatMap((upload) =>
+/** Episode actions are only ever added: an upload's rows are keyed by its sequence and their order. */
+function episodeActionsWrite(s: string, uploads: readonly EpisodeActionsRecorded[]): Write | undefined {
+  const actions = uploads.flatMap((upload) =>
     upload.actions.map((action, ordinal) => ({ action, upload, ordinal })),
   );
-  if (actions.length > 0) {
-    const column = <T>(pick: (row: (typeof actions)[number]) => T) => actions.map(pick);
-    writes.push({
-      name: 'episode_actions_written',
-      text: (p) => `
+  if (actions.length === 0) return undefined;
+  const column = <T>(pick: (row: (typeof actions)[number]) => T) => actions.map(pick);
+  return {
+    name: 'episode_actions_written',
+    text: (p) => `
         INSERT INTO ${s}.episode_actions (user_id, sequence, ordinal, received_at, podcast, episode, action,
                                           "timestamp", device, guid, started, position, total)
         SELECT * FROM unnest(${p(texts(column((a) => a.upload.userId)))}, ${p(bigints(column((a) => a.upload.sequence)))},
@@ -228,8 +255,30 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
                              ${p(ints(column((a) => a.action.started ?? null)))}, ${p(ints(column((a) => a.action.position ?? null)))},
                              ${p(ints(column((a) => a.action.total ?? null)))})
         ON CONFLICT (user_id, sequence, ordinal) DO NOTHING`,
-    });
-  }
+  };
+}
+
+/** A batch's changes as one set-based write per change kind, each kind to its own table (two for
+ * subscriptions: those the batch creates, inserted, and the others, upserted). Rows are
+ * whole, so only the last row of each key in the batch is written, as `evolve` keeps the last.
+ * A new subscription's first guid (its id) and the feed_url it is created with go on its own row
+ * (`created`, `created_feed_url`); the tables behind the views `subscription_guids` and
+ * `subscription_feed_urls` get only what a subscription takes later. */
+export function changeWrites(schema: string, changes: readonly Change[]): Write[] {
+  const s = quoteIdent(schema);
+  const rows = batchRows(changes);
+  const writes = subscriptionWrites(s, rows.subscriptions, rows.createdWith);
+  const guids = [...rows.guids.values()];
+  if (guids.length > 0) writes.push(laterGuidsWrite(s, guids));
+  const urls = [...rows.feedUrls.values()];
+  if (urls.length > 0) writes.push(laterFeedUrlsWrite(s, urls));
+  const dels = [...rows.deletions.values()];
+  if (dels.length > 0) writes.push(deletionsWrite(s, dels));
+  if (rows.clocks.size > 0) writes.push(clocksWrite(s, rows.clocks));
+  const devs = [...rows.devices.values()];
+  if (devs.length > 0) writes.push(devicesWrite(s, devs));
+  const actions = episodeActionsWrite(s, rows.actionUploads);
+  if (actions) writes.push(actions);
   return writes;
 }
 

@@ -94,6 +94,230 @@ const reachedSubscriptions = (sql: Sql, schema: string, keys: BatchKeys) => {
   return sql.query<SubscriptionRow>(reachedSubscriptionsStatement(schema, keys, param), params);
 };
 
+interface GuidRow {
+  user_id: string;
+  guid: string;
+  subscription_id: string;
+  since: string;
+}
+
+interface FeedUrlRow {
+  user_id: string;
+  normalized_feed_url: string;
+  subscription_id: string;
+}
+
+interface DeletionRow {
+  deletion_id: string;
+  user_id: string;
+  subscription_id: string;
+  status: DeletionStatus;
+  requested_at: string;
+  finished_at: string | null;
+}
+
+interface DeviceRow {
+  user_id: string;
+  id: string;
+  caption: string;
+  type: DeviceType;
+}
+
+/** What `readChains` reads. */
+interface ChainRows {
+  readonly guidRows: readonly GuidRow[];
+  readonly urlRows: readonly FeedUrlRow[];
+  readonly takenRows: readonly { user_id: string; normalized_feed_url: string }[];
+}
+
+/** What `readDeletionsAndDevices` reads. */
+interface DeletionAndDeviceRows {
+  readonly deletionRows: readonly DeletionRow[];
+  readonly deviceRows: readonly DeviceRow[];
+}
+
+const key = (userId: string, id: string) => `${userId}\u0000${id}`;
+
+/** The later guids and feed_urls of the subscriptions read, and which of their creation feed_urls a
+ * later claim took. Each query runs only when it has something to look up: a batch of new feeds
+ * needs none; and one after another, as a transaction's connection runs one at a time. */
+async function readChains(
+  sql: Sql,
+  s: string,
+  subscriptions: readonly SubscriptionRow[],
+): Promise<ChainRows> {
+  const owners = [subscriptions.map((r) => r.user_id), subscriptions.map((r) => r.id)];
+  const createdWith = subscriptions.filter((r) => r.created_feed_url !== null);
+  const guidRows =
+    subscriptions.length === 0
+      ? []
+      : await sql.query<GuidRow>(
+          `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_later_guids g
+             JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
+            ORDER BY g.user_id, g.subscription_id, g.position`,
+          owners,
+        );
+  const urlRows =
+    subscriptions.length === 0
+      ? []
+      : await sql.query<FeedUrlRow>(
+          `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_later_feed_urls f
+             JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
+          owners,
+        );
+  // The creation feed_urls a later claim took: those map to their later holder.
+  const takenRows =
+    createdWith.length === 0
+      ? []
+      : await sql.query<{ user_id: string; normalized_feed_url: string }>(
+          `SELECT f.user_id, f.normalized_feed_url FROM ${s}.subscription_later_feed_urls f
+             JOIN unnest($1::text[], $2::text[]) AS k(user_id, url)
+               ON f.user_id = k.user_id AND f.normalized_feed_url = k.url`,
+          [createdWith.map((r) => r.user_id), createdWith.map((r) => r.created_feed_url)],
+        );
+  return { guidRows, urlRows, takenRows };
+}
+
+/** The deletions named and those attached to the subscriptions read, each of its own user, and the
+ * devices named; again each query only when it has keys. */
+async function readDeletionsAndDevices(
+  sql: Sql,
+  s: string,
+  subscriptions: readonly SubscriptionRow[],
+  keys: BatchKeys,
+): Promise<DeletionAndDeviceRows> {
+  const deletionKeys = [
+    ...subscriptions
+      .filter((r) => r.deletion_id !== null)
+      .map((r) => [r.user_id, Number(r.deletion_id)] as const),
+    ...keys.deletionIds,
+  ];
+  const deletionRows =
+    deletionKeys.length === 0
+      ? []
+      : await sql.query<DeletionRow>(
+          `SELECT d.* FROM unnest($1::text[], $2::bigint[]) AS k(user_id, deletion_id)
+             JOIN ${s}.deletions d ON d.deletion_id = k.deletion_id AND d.user_id = k.user_id`,
+          [deletionKeys.map(([u]) => u), deletionKeys.map(([, d]) => d)],
+        );
+
+  const deviceRows =
+    keys.deviceIds.length === 0
+      ? []
+      : await sql.query<DeviceRow>(
+          `SELECT d.user_id, d.id, d.caption, d.type FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
+             JOIN ${s}.devices d ON d.user_id = k.user_id AND d.id = k.id`,
+          [keys.deviceIds.map(([u]) => u), keys.deviceIds.map(([, d]) => d)],
+        );
+  return { deletionRows, deviceRows };
+}
+
+/** The rows read, grouped for assembling the states: by user, and the chains by subscription. */
+interface StateRows {
+  readonly subscriptionsOf: ReadonlyMap<string, SubscriptionRow[]>;
+  readonly guidsOf: ReadonlyMap<string, GuidEntry[]>;
+  readonly urlsOf: ReadonlyMap<string, string[]>;
+  /** The creation feed_urls a later claim took, by user and url. */
+  readonly taken: ReadonlySet<string>;
+  readonly deletionsOf: ReadonlyMap<string, DeletionRow[]>;
+  readonly devicesOf: ReadonlyMap<string, DeviceRow[]>;
+}
+
+function groupStateRows(
+  subscriptions: readonly SubscriptionRow[],
+  chains: ChainRows,
+  others: DeletionAndDeviceRows,
+): StateRows {
+  const taken = new Set(chains.takenRows.map((row) => key(row.user_id, row.normalized_feed_url)));
+  const guidsOf = new Map<string, GuidEntry[]>();
+  for (const [k, rows] of groupBy(chains.guidRows, (row) => key(row.user_id, row.subscription_id))) {
+    guidsOf.set(
+      k,
+      rows.map((row) => ({ guid: row.guid, since: Number(row.since) })),
+    );
+  }
+  const urlsOf = new Map<string, string[]>();
+  for (const [k, rows] of groupBy(chains.urlRows, (row) => key(row.user_id, row.subscription_id))) {
+    urlsOf.set(
+      k,
+      rows.map((row) => row.normalized_feed_url),
+    );
+  }
+  return {
+    subscriptionsOf: groupBy(subscriptions, (row) => row.user_id),
+    guidsOf,
+    urlsOf,
+    taken,
+    deletionsOf: groupBy(others.deletionRows, (row) => row.user_id),
+    devicesOf: groupBy(others.deviceRows, (row) => row.user_id),
+  };
+}
+
+/** Adds a subscription row, with its own first guid before its later ones, to a user's state: to
+ * `subs`, and its guids and feed_urls to `byGuid` and `byFeedUrl`; its creation feed_url maps to it
+ * unless a later claim took it. */
+function addSubscription(
+  userId: string,
+  row: SubscriptionRow,
+  found: StateRows,
+  subs: Map<string, Subscription>,
+  byGuid: Map<string, string>,
+  byFeedUrl: Map<string, string>,
+): void {
+  const guids = [
+    { guid: row.id, since: Number(row.created) },
+    ...(found.guidsOf.get(key(userId, row.id)) ?? []),
+  ];
+  subs.set(row.id, {
+    userId,
+    id: row.id,
+    guids,
+    feedUrl: row.feed_url,
+    isSubscribed: row.is_subscribed,
+    subscriptionChanged: Number(row.subscription_changed),
+    guidChanged: num(row.guid_changed),
+    deleted: num(row.deleted),
+    mergedInto: row.merged_into,
+    deletionId: num(row.deletion_id),
+  });
+  for (const entry of guids) byGuid.set(entry.guid, row.id);
+  for (const url of found.urlsOf.get(key(userId, row.id)) ?? []) byFeedUrl.set(url, row.id);
+  if (row.created_feed_url !== null && !found.taken.has(key(userId, row.created_feed_url)))
+    byFeedUrl.set(row.created_feed_url, row.id);
+}
+
+/** A user's state, as far as the rows read reach, at the given clock. */
+function stateOf(userId: string, lastInstant: number, found: StateRows): UserSubscriptions {
+  const subs = new Map<string, Subscription>();
+  const byGuid = new Map<string, string>();
+  const byFeedUrl = new Map<string, string>();
+  for (const row of found.subscriptionsOf.get(userId) ?? [])
+    addSubscription(userId, row, found, subs, byGuid, byFeedUrl);
+  const deletions = new Map<number, Deletion>();
+  for (const row of found.deletionsOf.get(userId) ?? []) {
+    deletions.set(Number(row.deletion_id), {
+      userId,
+      deletionId: Number(row.deletion_id),
+      subscriptionId: row.subscription_id,
+      status: row.status,
+      requestedAt: Number(row.requested_at),
+      finishedAt: num(row.finished_at),
+    });
+  }
+  const devices = new Map<string, Device>();
+  for (const row of found.devicesOf.get(userId) ?? []) {
+    devices.set(row.id, { userId, id: row.id, caption: row.caption, type: row.type });
+  }
+  return {
+    ...initialState(userId, lastInstant),
+    subscriptions: subs,
+    byGuid,
+    byFeedUrl,
+    deletions,
+    devices,
+  };
+}
+
 /** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
  * domain, which says what that is): the subscriptions named (every one of a whole user) and those
  * they are merged into, with their guid chains and the feed_urls mapping to them, the deletions
@@ -111,140 +335,10 @@ export async function loadStates(
 ): Promise<Map<string, UserSubscriptions>> {
   const s = quoteIdent(schema);
   const subscriptions = reached ?? (await reachedSubscriptions(sql, schema, keys));
-  // Each query below runs only when it has something to look up: a batch of new feeds needs none.
-  const owners = [subscriptions.map((r) => r.user_id), subscriptions.map((r) => r.id)];
-  const createdWith = subscriptions.filter((r) => r.created_feed_url !== null);
-  // One statement after another: a transaction's connection runs one at a time.
-  const guidRows =
-    subscriptions.length === 0
-      ? []
-      : await sql.query<{ user_id: string; guid: string; subscription_id: string; since: string }>(
-          `SELECT g.user_id, g.guid, g.subscription_id, g.since FROM ${s}.subscription_later_guids g
-             JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON g.user_id = o.user_id AND g.subscription_id = o.id
-            ORDER BY g.user_id, g.subscription_id, g.position`,
-          owners,
-        );
-  const urlRows =
-    subscriptions.length === 0
-      ? []
-      : await sql.query<{ user_id: string; normalized_feed_url: string; subscription_id: string }>(
-          `SELECT f.user_id, f.normalized_feed_url, f.subscription_id FROM ${s}.subscription_later_feed_urls f
-             JOIN unnest($1::text[], $2::uuid[]) AS o(user_id, id) ON f.user_id = o.user_id AND f.subscription_id = o.id`,
-          owners,
-        );
-  // The creation feed_urls a later claim took: those map to their later holder.
-  const takenRows =
-    createdWith.length === 0
-      ? []
-      : await sql.query<{ user_id: string; normalized_feed_url: string }>(
-          `SELECT f.user_id, f.normalized_feed_url FROM ${s}.subscription_later_feed_urls f
-             JOIN unnest($1::text[], $2::text[]) AS k(user_id, url)
-               ON f.user_id = k.user_id AND f.normalized_feed_url = k.url`,
-          [createdWith.map((r) => r.user_id), createdWith.map((r) => r.created_feed_url)],
-        );
-  // The deletions named and those attached, each of its own user.
-  const deletionKeys = [
-    ...subscriptions
-      .filter((r) => r.deletion_id !== null)
-      .map((r) => [r.user_id, Number(r.deletion_id)] as const),
-    ...keys.deletionIds,
-  ];
-  const deletionRows =
-    deletionKeys.length === 0
-      ? []
-      : await sql.query<{
-          deletion_id: string;
-          user_id: string;
-          subscription_id: string;
-          status: DeletionStatus;
-          requested_at: string;
-          finished_at: string | null;
-        }>(
-          `SELECT d.* FROM unnest($1::text[], $2::bigint[]) AS k(user_id, deletion_id)
-             JOIN ${s}.deletions d ON d.deletion_id = k.deletion_id AND d.user_id = k.user_id`,
-          [deletionKeys.map(([u]) => u), deletionKeys.map(([, d]) => d)],
-        );
-
-  const deviceRows =
-    keys.deviceIds.length === 0
-      ? []
-      : await sql.query<{ user_id: string; id: string; caption: string; type: DeviceType }>(
-          `SELECT d.user_id, d.id, d.caption, d.type FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
-             JOIN ${s}.devices d ON d.user_id = k.user_id AND d.id = k.id`,
-          [keys.deviceIds.map(([u]) => u), keys.deviceIds.map(([, d]) => d)],
-        );
-
-  const key = (userId: string, id: string) => `${userId}\u0000${id}`;
-  const taken = new Set(takenRows.map((row) => key(row.user_id, row.normalized_feed_url)));
-  const guidsOf = new Map<string, GuidEntry[]>();
-  for (const [k, rows] of groupBy(guidRows, (row) => key(row.user_id, row.subscription_id))) {
-    guidsOf.set(
-      k,
-      rows.map((row) => ({ guid: row.guid, since: Number(row.since) })),
-    );
-  }
-  const urlsOf = new Map<string, string[]>();
-  for (const [k, rows] of groupBy(urlRows, (row) => key(row.user_id, row.subscription_id))) {
-    urlsOf.set(
-      k,
-      rows.map((row) => row.normalized_feed_url),
-    );
-  }
-
-  const rowsOf = groupBy(subscriptions, (row) => row.user_id);
-  const deletionsOf = groupBy(deletionRows, (row) => row.user_id);
-  const devicesOf = groupBy(deviceRows, (row) => row.user_id);
+  const chains = await readChains(sql, s, subscriptions);
+  const others = await readDeletionsAndDevices(sql, s, subscriptions, keys);
+  const found = groupStateRows(subscriptions, chains, others);
   const states = new Map<string, UserSubscriptions>();
-  for (const userId of keys.users) {
-    const mine = rowsOf.get(userId) ?? [];
-    const subs = new Map<string, Subscription>();
-    const byGuid = new Map<string, string>();
-    const byFeedUrl = new Map<string, string>();
-    for (const row of mine) {
-      const guids = [
-        { guid: row.id, since: Number(row.created) },
-        ...(guidsOf.get(key(userId, row.id)) ?? []),
-      ];
-      subs.set(row.id, {
-        userId,
-        id: row.id,
-        guids,
-        feedUrl: row.feed_url,
-        isSubscribed: row.is_subscribed,
-        subscriptionChanged: Number(row.subscription_changed),
-        guidChanged: num(row.guid_changed),
-        deleted: num(row.deleted),
-        mergedInto: row.merged_into,
-        deletionId: num(row.deletion_id),
-      });
-      for (const entry of guids) byGuid.set(entry.guid, row.id);
-      for (const url of urlsOf.get(key(userId, row.id)) ?? []) byFeedUrl.set(url, row.id);
-      if (row.created_feed_url !== null && !taken.has(key(userId, row.created_feed_url)))
-        byFeedUrl.set(row.created_feed_url, row.id);
-    }
-    const deletions = new Map<number, Deletion>();
-    for (const row of deletionsOf.get(userId) ?? []) {
-      deletions.set(Number(row.deletion_id), {
-        userId,
-        deletionId: Number(row.deletion_id),
-        subscriptionId: row.subscription_id,
-        status: row.status,
-        requestedAt: Number(row.requested_at),
-        finishedAt: num(row.finished_at),
-      });
-    }
-    const devices = new Map<string, Device>();
-    for (const row of devicesOf.get(userId) ?? []) {
-      devices.set(row.id, { userId, id: row.id, caption: row.caption, type: row.type });
-    }
-    states.set(userId, {
-      ...initialState(userId, clocks.get(userId) ?? 0),
-      subscriptions: subs,
-      byGuid,
-      byFeedUrl,
-      deletions,
-      devices,
-    });
-  }
+  for (const userId of keys.users) states.set(userId, stateOf(userId, clocks.get(userId) ?? 0, found));
   return states;
 }
