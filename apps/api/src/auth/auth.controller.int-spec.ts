@@ -245,14 +245,20 @@ describe('with a generous rate limit', () => {
     const login = document.paths['/v1/auth/login']?.post;
     expect(login?.tags).toEqual(['auth']);
     expect(login?.requestBody).toMatchObject({
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/LoginRequest' } } },
+      content: {
+        'application/json': {
+          schema: expect.objectContaining({ required: ['username', 'password'] }),
+        },
+      },
     });
     expect(login?.responses['200']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/TokenResponse' } } },
     });
     expect(Object.keys(login?.responses ?? {}).sort()).toEqual(['200', '401', '405', '429', '503']);
     expect(document.paths['/v1/auth/refresh']?.post?.requestBody).toMatchObject({
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/RefreshRequest' } } },
+      content: {
+        'application/json': { schema: expect.objectContaining({ required: ['refresh_token'] }) },
+      },
     });
     expect(document.components?.schemas?.TokenResponse).toMatchObject({
       required: ['access_token', 'token_type', 'expires_in', 'refresh_token'],

@@ -19,7 +19,8 @@ import {
 } from '@nestjs/swagger';
 import { AuthStore } from '@castlog/auth';
 import { CONFIG, type Config } from '@castlog/config';
-import { LoginRequest, RefreshRequest, parseLoginRequest, parseRefreshRequest } from './auth.request';
+import { openApiSchema } from '../http/schema';
+import { LOGIN_REQUEST, REFRESH_REQUEST, parseLoginRequest, parseRefreshRequest } from './auth.request';
 import { ApiOutageResponse } from '../http/openapi';
 import { TokenResponse, errorSchema } from './auth.response';
 import { RateLimitGuard } from './rate-limit.guard';
@@ -52,7 +53,7 @@ export class AuthController {
     summary: 'Log in',
     description: 'Exchanges a user name and password for an access token and a refresh token.',
   })
-  @ApiBody({ type: LoginRequest })
+  @ApiBody({ schema: openApiSchema(LOGIN_REQUEST) })
   @ApiOkResponse({ type: TokenResponse })
   @ApiUnauthorizedResponse({
     description: 'Wrong user name or password (the answer does not say which)',
@@ -78,7 +79,7 @@ export class AuthController {
     description:
       'Exchanges a refresh token for a new access token and a new refresh token. The refresh token used is revoked.',
   })
-  @ApiBody({ type: RefreshRequest })
+  @ApiBody({ schema: openApiSchema(REFRESH_REQUEST) })
   @ApiOkResponse({ type: TokenResponse })
   @ApiUnauthorizedResponse({
     description: 'Unknown, expired, revoked or already used refresh token',

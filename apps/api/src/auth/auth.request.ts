@@ -1,39 +1,30 @@
 import { checkUserName } from '@castlog/auth';
-import { ApiProperty } from '@nestjs/swagger';
-import { ValidationFailed } from '../http/errors';
-import { parseBodyObject } from '../http/parse';
+import { z } from 'zod/v4';
+import { parseBody } from '../http/parse';
+import { says } from '../http/schema';
 
-/** Body of `POST /v1/auth/login`. */
-export class LoginRequest {
-  @ApiProperty({ example: 'alice' })
-  readonly username!: string;
+/** `POST /v1/auth/login`. Unknown fields are ignored. */
+export const LOGIN_REQUEST = z.object({
+  username: z.string(says('username must be a string')).meta({ example: 'alice' }),
+  password: z
+    .string(says('password must be a string'))
+    .meta({ example: 'correct horse battery staple', format: 'password' }),
+});
 
-  @ApiProperty({ example: 'correct horse battery staple', format: 'password' })
-  readonly password!: string;
-}
+/** `POST /v1/auth/refresh`. Unknown fields are ignored. */
+export const REFRESH_REQUEST = z.object({
+  refresh_token: z
+    .string(says('refresh_token must be a string'))
+    .meta({ description: 'The refresh_token of an earlier login or refresh' }),
+});
 
-/** Body of `POST /v1/auth/refresh`. */
-export class RefreshRequest {
-  @ApiProperty({ description: 'The refresh_token of an earlier login or refresh' })
-  readonly refresh_token!: string;
-}
+/** Checks the shape of a login body; 405 otherwise. */
+export const parseLoginRequest = (body: unknown): z.output<typeof LOGIN_REQUEST> =>
+  parseBody(LOGIN_REQUEST, body);
 
-function requireString(body: Record<string, unknown>, field: string): string {
-  const value = body[field];
-  if (typeof value !== 'string') throw new ValidationFailed(`${field} must be a string`);
-  return value;
-}
-
-/** Checks the shape of a login body; 405 otherwise. Unknown fields are ignored. */
-export function parseLoginRequest(body: unknown): LoginRequest {
-  const object = parseBodyObject(body);
-  return { username: requireString(object, 'username'), password: requireString(object, 'password') };
-}
-
-/** Checks the shape of a refresh body; 405 otherwise. Unknown fields are ignored. */
-export function parseRefreshRequest(body: unknown): RefreshRequest {
-  return { refresh_token: requireString(parseBodyObject(body), 'refresh_token') };
-}
+/** Checks the shape of a refresh body; 405 otherwise. */
+export const parseRefreshRequest = (body: unknown): z.output<typeof REFRESH_REQUEST> =>
+  parseBody(REFRESH_REQUEST, body);
 
 /** False for a name no user can have (`checkUserName`: control characters, white space, colons,
  * over 128 characters). Such a name is answered like an unknown user without asking the database,
