@@ -141,6 +141,9 @@ export class OffsetWatch {
       await this.read(target.keys());
       for (const wait of waits) await this.add(wait);
       if (behind > 0 && !done.signal.aborted) await pause(timeoutMs, done.signal);
+      // Out of time, the answer comes from a fresh read, not from what notices (or a connection
+      // lost meanwhile, which forgets them) left known.
+      if (behind > 0 && !done.signal.aborted) await this.read(target.keys()).catch(() => undefined);
       const offsets = new Map(
         [...target.keys()].map((partition) => [partition, this.known.get(partition) ?? 0]),
       );
