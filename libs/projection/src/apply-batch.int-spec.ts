@@ -430,18 +430,21 @@ describe('applyBatch: two transactions of one partition at once (a rebalance han
         partition,
       ]);
       const [shorter, longer] = overlapping(user, partition, 2);
-      const applied = Promise.all([
-        applyBatch(db().dataSource, 'castlog', [shorter], PARTITIONS),
-        applyBatch(db().dataSource, 'castlog', [longer], PARTITIONS),
-      ]);
-      await poll('both transactions waiting for the offset row', async () => {
+      const waiting = async (): Promise<number> => {
         const { rows } = await watcher.query(
           `SELECT count(*)::int AS waiting FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         );
-        return rows[0].waiting === 2;
-      });
+        return rows[0].waiting;
+      };
+      // The shorter batch queues for the row first, so it takes it first and the longer one's
+      // decisions come after its commit.
+      const first = applyBatch(db().dataSource, 'castlog', [shorter], PARTITIONS);
+      await poll('the shorter batch waiting for the offset row', async () => (await waiting()) === 1);
+      const second = applyBatch(db().dataSource, 'castlog', [longer], PARTITIONS);
+      await poll('both transactions waiting for the offset row', async () => (await waiting()) === 2);
       await holder.query('ROLLBACK');
+      const applied = Promise.all([first, second]);
       expect((await applied).map(progress)).toContainEqual([
         { partition, applied: 2, nextOffset: 5, acceptedDeletions: [], reusedOffsets: [] },
       ]);
