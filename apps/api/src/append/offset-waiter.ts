@@ -52,7 +52,7 @@ export class OffsetWaiter {
   private readonly committedHere = new Set<number>();
   private stopHearingCommits?: () => void;
   private readonly closed = new AbortController();
-  /** Settles each waiting request as timed out when the waiter closes. */
+  /** What `close` ends: each waiting request (settled as timed out) and each outcome read. */
   private readonly pending = new Set<() => void>();
 
   constructor(
@@ -168,13 +168,14 @@ export class OffsetWaiter {
    * data: it is tried again with capped backoff until the last of their deadlines (each settles as
    * 'unknown' at its own), or until closed, and then answers undefined. */
   private async readOutcomes(waiters: readonly Waiter[]): Promise<Map<string, RequestOutcome> | undefined> {
-    // One signal for both ends, without AbortSignal.any: on Node 20 each of those stays tied to
-    // the long-lived `closed` signal.
+    if (this.closed.signal.aborted) return undefined;
+    // Ended by the deadline or by `close` (through `pending`, like the waiting requests: no
+    // listener per read on the long-lived `closed` signal).
     const expired = new AbortController();
     const expire = (): void => expired.abort();
     const deadline = Math.max(...waiters.map((waiter) => waiter.deadline));
     const timer = setTimeout(expire, deadline - Date.now());
-    this.closed.signal.addEventListener('abort', expire, { once: true });
+    this.pending.add(expire);
     try {
       return await retry(() => this.outcomes.atPositions(waiters), {
         signal: expired.signal,
@@ -188,7 +189,7 @@ export class OffsetWaiter {
       });
     } finally {
       clearTimeout(timer);
-      this.closed.signal.removeEventListener('abort', expire);
+      this.pending.delete(expire);
     }
   }
 
