@@ -107,6 +107,22 @@ export interface EpisodeActionsUploaded {
   readonly actions: readonly EpisodeAction[];
 }
 
+/** A Client-ID of the sync draft's face: a UUID version 4, lower-case, checked by the API. */
+export type ClientId = string;
+
+export const SYNC_STATUSES = ['applied', 'ignored', 'rejected'] as const;
+export type SyncStatus = (typeof SYNC_STATUSES)[number];
+
+/** `POST /api/v1/sync`: 1 to 30 actions from the client `clientId`, kept as sent (any JSON): the
+ * decider judges each one alone, so a rejected action's reason is part of the log's deterministic
+ * outcome. */
+export interface SyncActionsPosted {
+  readonly type: 'SyncActionsPosted';
+  readonly userId: UserId;
+  readonly clientId: ClientId;
+  readonly actions: readonly unknown[];
+}
+
 export type LogEvent =
   | SubscriptionsAddRequested
   | SubscriptionUpdateRequested
@@ -115,7 +131,8 @@ export type LogEvent =
   | DeletionFailed
   | DeviceUpdateRequested
   | GpodderUploadRequested
-  | EpisodeActionsUploaded;
+  | EpisodeActionsUploaded
+  | SyncActionsPosted;
 
 export type LogEventType = LogEvent['type'];
 
@@ -128,6 +145,7 @@ export const LOG_EVENT_TYPES: readonly LogEventType[] = [
   'DeviceUpdateRequested',
   'GpodderUploadRequested',
   'EpisodeActionsUploaded',
+  'SyncActionsPosted',
 ];
 
 /** The schema version every event is written with. */

@@ -222,7 +222,7 @@ describe('removed URLs unsubscribe', () => {
             deletionId: null,
           }),
         },
-        { kind: 'ClockAdvanced', userId: USER, lastInstant: T3 },
+        { kind: 'ClockAdvanced', userId: USER, lastInstant: T3, syncClock: T3 * 1000 },
       )
       .thenState((s) => s.deletions.size === 0 && resolved(s, G1).guidChanged === null));
 
@@ -335,7 +335,8 @@ describe('removed URLs unsubscribe', () => {
             kind: 'SubscriptionSaved',
             subscription: expect.objectContaining({ id: G2, isSubscribed: false }),
           },
-          { kind: 'ClockAdvanced', userId: USER, lastInstant: T4 },
+          // Two subscriptions the sync face sees changed: two cursors, a microsecond apart.
+          { kind: 'ClockAdvanced', userId: USER, lastInstant: T4, syncClock: T4 * 1000 + 1 },
         ));
   });
 

@@ -1,5 +1,6 @@
 import { AddItem, Guid, SubscriptionsAddRequested } from '../events/log-event';
-import { Instant } from '../time';
+import { newSubscription } from '../sync/sync-view';
+import { Instant, microsOf } from '../time';
 import { Change } from './change';
 import { claimFeedUrl, DecisionOf, finish, guidRecorded, saved } from './decision';
 import { Draft } from './evolve';
@@ -47,18 +48,14 @@ export const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant
     const id = guid ?? normalizeGuid(item.candidateGuid);
     invariant(!state.byGuid.has(id), () => `candidate guid ${id} is already taken`);
     invariant(!state.byFeedUrl.has(normalized), () => `feed_url ${normalized} is already taken`);
-    const created: Subscription = {
+    const created = newSubscription({
       userId: state.userId,
       id,
-      guids: [{ guid: id, since: now }],
       feedUrl: feedUrl.feedUrl,
-      isSubscribed: true,
-      subscriptionChanged: now,
-      guidChanged: null,
-      deleted: null,
-      mergedInto: null,
-      deletionId: null,
-    };
+      now,
+      at: microsOf(now),
+      clientId: null,
+    });
     return {
       kind: 'landed',
       subscriptionId: id,

@@ -1,6 +1,6 @@
 import { EpisodeAction, Guid, UserId } from '../events/log-event';
-import { Instant } from '../time';
-import { Deletion, Device, Subscription } from './subscription';
+import { Instant, Micros } from '../time';
+import { Deletion, Device, SeenAction, Subscription } from './subscription';
 
 /** What a decision changes. Each kind maps to one set-based statement per batch, and a replay
  * folds the same values with `evolve`. Rows are whole: a later change of the same key in one
@@ -28,7 +28,16 @@ export type Change =
       readonly atCreation: boolean;
     }
   | { readonly kind: 'DeletionSaved'; readonly deletion: Deletion }
-  | { readonly kind: 'ClockAdvanced'; readonly userId: UserId; readonly lastInstant: Instant }
+  /** The user's clocks after the decision: the instant of the requests, and the sync cursor when
+   * the decision assigned one. */
+  | {
+      readonly kind: 'ClockAdvanced';
+      readonly userId: UserId;
+      readonly lastInstant: Instant;
+      readonly syncClock?: Micros;
+    }
+  /** A sync action judged for the first time, with its result. */
+  | { readonly kind: 'ActionSeen'; readonly action: SeenAction }
   | { readonly kind: 'DeviceSaved'; readonly device: Device }
   /** Episode actions as recorded, each with its timestamp: a read-model table of their own, which
    * no decision reads back (the state does not hold them). `sequence` is the upload's. */

@@ -1,5 +1,6 @@
 import { Guid, LogEvent } from '../events/log-event';
-import { Instant } from '../time';
+import { seenFromOtherFace, visiblyChanged } from '../sync/sync-view';
+import { Instant, microsOf } from '../time';
 import { Change } from './change';
 import { DomainInvariantError, invariant } from './invariant';
 import { OutcomeOf, RequestOutcome } from './outcome';
@@ -73,6 +74,8 @@ const keyOf = (change: Change): string | number => {
       return change.device.id;
     case 'EpisodeActionsRecorded':
       return change.sequence;
+    case 'ActionSeen':
+      return change.action.actionId;
     default: {
       const unexpected: never = change;
       throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);
@@ -80,13 +83,19 @@ const keyOf = (change: Change): string | number => {
   }
 };
 
+/** Who decided the changes: the sync face sets the sync fields itself from its actions; for the
+ * other faces they follow from what changed (`seenFromOtherFace`). */
+export type Face = 'sync' | 'other';
+
 /** The decision's changes, one per key (the last value wins, at the key's first position, which
- * folds to the same state since every kind touches only its own key), then `ClockAdvanced`.
- * Nothing changed → no changes at all, not even the clock. */
+ * folds to the same state since every kind touches only its own key), each subscription the sync
+ * face sees changed stamped with the next sync cursor, then `ClockAdvanced`. Nothing changed → no
+ * changes at all, not even the clock. */
 export const finish = (
   state: UserSubscriptions,
   changes: readonly Change[],
   clock: Instant,
+  face: Face = 'other',
 ): readonly Change[] => {
   if (changes.length === 0) return [];
   const folded: Change[] = [];
@@ -100,6 +109,32 @@ export const finish = (
     if (position === undefined) ofKind.set(key, folded.push(change) - 1);
     else folded[position] = change;
   }
-  folded.push({ kind: 'ClockAdvanced', userId: state.userId, lastInstant: clock });
+  const syncClock = stampCursors(state, folded, clock, face);
+  folded.push({
+    kind: 'ClockAdvanced',
+    userId: state.userId,
+    lastInstant: clock,
+    ...(syncClock > state.syncClock ? { syncClock } : {}),
+  });
   return folded;
+};
+
+/** Gives each saved subscription the sync face sees changed the next cursor of the user's sync
+ * clock, in the order of `folded` (strictly increasing, at least castlog's instant): answers the
+ * clock after them. */
+const stampCursors = (state: UserSubscriptions, folded: Change[], clock: Instant, face: Face): number => {
+  let cursor = state.syncClock;
+  folded.forEach((change, position) => {
+    if (change.kind !== 'SubscriptionSaved') return;
+    const before = state.subscriptions.get(change.subscription.id);
+    const after =
+      face === 'sync' ? change.subscription : seenFromOtherFace(before, change.subscription, clock);
+    if (!visiblyChanged(before, after)) {
+      if (after !== change.subscription) folded[position] = saved(after);
+      return;
+    }
+    cursor = Math.max(microsOf(clock), cursor + 1);
+    folded[position] = saved({ ...after, syncCursor: cursor });
+  });
+  return cursor;
 };

@@ -1,8 +1,9 @@
 import { DeviceId, Guid, UserId } from '../events/log-event';
-import { Instant } from '../time';
+import { SyncId } from '../sync/ids';
+import { Instant, Micros } from '../time';
 import { Change } from './change';
 import { DomainInvariantError } from './invariant';
-import { Deletion, Device, Subscription, UserSubscriptions } from './subscription';
+import { Deletion, Device, SeenAction, Subscription, UserSubscriptions } from './subscription';
 
 export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubscriptions => ({
   userId,
@@ -12,6 +13,9 @@ export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubs
   byFeedUrl: new Map(),
   deletions: new Map(),
   devices: new Map(),
+  syncClock: 0,
+  bySyncId: new Map(),
+  seenActions: new Map(),
 });
 
 /** The one way changes are applied: a working copy of a state, copying each map the first time a
@@ -26,17 +30,22 @@ export class Draft {
   private byFeedUrl?: Map<string, Guid>;
   private deletions?: Map<number, Deletion>;
   private devices?: Map<DeviceId, Device>;
+  private syncClock: Micros;
+  private bySyncId?: Map<SyncId, Guid>;
+  private seenActions?: Map<string, SeenAction>;
   /** The last state answered, until the next `apply`. */
   private current?: UserSubscriptions;
 
   constructor(private readonly base: UserSubscriptions) {
     this.lastInstant = base.lastInstant;
+    this.syncClock = base.syncClock;
   }
 
-  /** Each kind touches exactly what it names, as its SQL statement does: SubscriptionSaved the row,
-   * GuidRecorded `byGuid`, FeedUrlRecorded `byFeedUrl`, DeletionSaved the deletion, ClockAdvanced
-   * `lastInstant` (never lowered), DeviceSaved the device; EpisodeActionsRecorded nothing. `decide` emits the index changes beside the rows, which keeps
-   * the maps consistent with the rows. */
+  /** Each kind touches exactly what it names, as its SQL statement does: SubscriptionSaved the row
+   * (and `bySyncId`, whose key is on the row and never changes), GuidRecorded `byGuid`,
+   * FeedUrlRecorded `byFeedUrl`, DeletionSaved the deletion, ClockAdvanced the clocks (never
+   * lowered), DeviceSaved the device, ActionSeen the seen action; EpisodeActionsRecorded nothing.
+   * `decide` emits the index changes beside the rows, which keeps the maps consistent with them. */
   apply(changes: readonly Change[]): this {
     this.current = undefined;
     for (const change of changes) {
@@ -46,6 +55,11 @@ export class Draft {
             change.subscription.id,
             change.subscription,
           );
+          if (!(this.bySyncId ?? this.base.bySyncId).has(change.subscription.syncId))
+            (this.bySyncId ??= new Map(this.base.bySyncId)).set(
+              change.subscription.syncId,
+              change.subscription.id,
+            );
           break;
         case 'GuidRecorded':
           (this.byGuid ??= new Map(this.base.byGuid)).set(change.guid, change.subscriptionId);
@@ -61,6 +75,10 @@ export class Draft {
           break;
         case 'ClockAdvanced':
           this.lastInstant = Math.max(this.lastInstant, change.lastInstant);
+          this.syncClock = Math.max(this.syncClock, change.syncClock ?? 0);
+          break;
+        case 'ActionSeen':
+          (this.seenActions ??= new Map(this.base.seenActions)).set(change.action.actionId, change.action);
           break;
         case 'DeviceSaved':
           (this.devices ??= new Map(this.base.devices)).set(change.device.id, change.device);
@@ -88,6 +106,9 @@ export class Draft {
       byFeedUrl: this.byFeedUrl ?? this.base.byFeedUrl,
       deletions: this.deletions ?? this.base.deletions,
       devices: this.devices ?? this.base.devices,
+      syncClock: this.syncClock,
+      bySyncId: this.bySyncId ?? this.base.bySyncId,
+      seenActions: this.seenActions ?? this.base.seenActions,
     });
   }
 }

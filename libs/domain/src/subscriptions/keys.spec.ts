@@ -91,6 +91,8 @@ describe('keysOf reads an event as decide does', () => {
         ]),
       ]),
     ).toEqual({
+      syncIds: [],
+      actionIds: [],
       users: new Set([USER]),
       guids: [[USER, G1]],
       feedUrls: [
@@ -110,6 +112,8 @@ describe('keysOf reads an event as decide does', () => {
         deletionCompleted(7, T1),
       ]),
     ).toEqual({
+      syncIds: [],
+      actionIds: [],
       users: new Set([USER, OTHER_USER]),
       guids: [
         [USER, G1],
@@ -128,6 +132,8 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
     expect(
       keysOf([deviceUpdated('phone', { caption: 'Phone' }), deviceUpdated('tv', {}, OTHER_USER)]),
     ).toEqual({
+      syncIds: [],
+      actionIds: [],
       users: new Set([USER, OTHER_USER]),
       guids: [],
       feedUrls: [],
@@ -148,6 +154,8 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
         }),
       ]),
     ).toEqual({
+      syncIds: [],
+      actionIds: [],
       users: new Set([USER]),
       guids: [],
       feedUrls: [
@@ -196,6 +204,8 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
         episodeActionsUploaded([]),
       ]),
     ).toEqual({
+      syncIds: [],
+      actionIds: [],
       users: new Set([USER]),
       guids: [],
       feedUrls: [],

@@ -1,7 +1,8 @@
 import { AddItem, DeviceId, GpodderUploadRequested, Guid, LogEvent, UserId } from '../events/log-event';
 import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { DomainInvariantError } from './invariant';
-import { Deletion, Device, Subscription, UserSubscriptions } from './subscription';
+import { podcastGuidOf } from '../sync/ids';
+import { Deletion, Device, SeenAction, Subscription, UserSubscriptions } from './subscription';
 
 /** What events can reach, each key with its user: guids (stored form), normalised feed_urls and
  * deletion ids. */
@@ -11,6 +12,9 @@ export interface BatchKeys {
   readonly feedUrls: readonly (readonly [UserId, string])[];
   readonly deletionIds: readonly (readonly [UserId, number])[];
   readonly deviceIds: readonly (readonly [UserId, DeviceId])[];
+  /** sync_ids (stored form) and sync action ids (stored form) a sync request names. */
+  readonly syncIds: readonly (readonly [UserId, string])[];
+  readonly actionIds: readonly (readonly [UserId, string])[];
   /** Users whose every subscription an event can reach (a gpodder.net upload that adds or removes a
    * URL, or replaces the set). */
   readonly wholeUsers: ReadonlySet<UserId>;
@@ -38,6 +42,8 @@ class KeyCollector implements BatchKeys {
   readonly feedUrls: [UserId, string][] = [];
   readonly deletionIds: [UserId, number][] = [];
   readonly deviceIds: [UserId, DeviceId][] = [];
+  readonly syncIds: [UserId, string][] = [];
+  readonly actionIds: [UserId, string][] = [];
   readonly wholeUsers = new Set<UserId>();
 
   collect(event: LogEvent): void {
@@ -68,6 +74,9 @@ class KeyCollector implements BatchKeys {
       case 'EpisodeActionsUploaded':
         for (const action of event.actions)
           if (action.device !== undefined) this.deviceIds.push([userId, action.device]);
+        break;
+      case 'SyncActionsPosted':
+        for (const action of event.actions) this.syncAction(userId, action);
         break;
       default: {
         const unexpected: never = event;
@@ -102,6 +111,21 @@ class KeyCollector implements BatchKeys {
     if (isGuid(value)) this.guids.push([userId, normalizeGuid(value)]);
   }
 
+  /** A sync action reaches by its action_id, its data's sync_id and guid, and its feed_url with the
+   * podcast guid derived from it (whatever the action: extra keys only load more). */
+  private syncAction(userId: UserId, action: unknown): void {
+    if (!isRecord(action)) return;
+    if (isGuid(action.action_id)) this.actionIds.push([userId, normalizeGuid(action.action_id)]);
+    const data = action.data;
+    if (!isRecord(data)) return;
+    if (isGuid(data.sync_id)) this.syncIds.push([userId, normalizeGuid(data.sync_id)]);
+    this.guid(userId, data.guid);
+    const checked = checkFeedUrl(data.feed_url);
+    if (!checked.ok) return;
+    this.feedUrls.push([userId, checked.normalized]);
+    this.guids.push([userId, podcastGuidOf(checked.normalized)]);
+  }
+
   /** An item reaches by its feed_url and guid only when its feed_url passes, as decideItem reads it. */
   private item(userId: UserId, added: AddItem): void {
     const checked = checkFeedUrl(added.feedUrl);
@@ -122,6 +146,14 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
   const named: Guid[] = keys.wholeUsers.has(state.userId) ? [...state.subscriptions.keys()] : [];
   for (const guid of mine(keys.guids)) named.push(...found(state.byGuid.get(guid)));
   for (const url of mine(keys.feedUrls)) named.push(...found(state.byFeedUrl.get(url)));
+  for (const syncId of mine(keys.syncIds)) named.push(...found(state.bySyncId.get(syncId)));
+  const seenActions = new Map<string, SeenAction>();
+  for (const actionId of mine(keys.actionIds)) {
+    const seen = state.seenActions.get(actionId);
+    if (seen === undefined) continue;
+    seenActions.set(actionId, seen);
+    if (seen.subscriptionId !== null) named.push(seen.subscriptionId);
+  }
   for (const deletionId of mine(keys.deletionIds)) {
     const deletion = state.deletions.get(deletionId);
     if (deletion === undefined) continue;
@@ -153,7 +185,13 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
     byFeedUrl: toLoaded(state.byFeedUrl),
     deletions,
     devices,
+    syncClock: state.syncClock,
+    bySyncId: toLoaded(state.bySyncId),
+    seenActions,
   };
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const found = (id: Guid | undefined): Guid[] => (id === undefined ? [] : [id]);

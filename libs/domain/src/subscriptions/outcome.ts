@@ -1,5 +1,6 @@
-import { Guid, LogEvent, LogEventType } from '../events/log-event';
-import { Instant } from '../time';
+import { Guid, LogEvent, LogEventType, SyncStatus } from '../events/log-event';
+import { SyncId } from '../sync/ids';
+import { Instant, Micros } from '../time';
 
 export interface AddedItem {
   readonly feedUrl: string;
@@ -68,6 +69,33 @@ export interface DeviceUpdatedOutcome {
   readonly kind: 'DeviceUpdated';
 }
 
+/** A subscription as the sync draft's face shows it. */
+export interface SyncEntity {
+  readonly syncId: SyncId;
+  readonly guid: Guid;
+  readonly feedUrl: string;
+  readonly subscribedAt: Micros;
+  readonly unsubscribedAt: Micros | null;
+}
+
+/** One action's result, in request order. `type`, `action` and `actionId` as sent (the JSON text
+ * of a value that is not a string). `entity` is the subscription as the action left it (for a
+ * retried action: as it is now); an action that reached none answers its `data` as sent. */
+export interface SyncResult {
+  readonly type: string;
+  readonly action: string;
+  readonly actionId: string;
+  readonly status: SyncStatus;
+  readonly reason?: string;
+  readonly entity?: SyncEntity;
+  readonly sentData?: unknown;
+}
+
+export interface SyncedOutcome {
+  readonly kind: 'Synced';
+  readonly results: readonly SyncResult[];
+}
+
 /** What the API answers for a request, stored with the read model in the same transaction.
  * 404 and 410 are values, not throws. */
 export type RequestOutcome =
@@ -79,7 +107,8 @@ export type RequestOutcome =
   | RecordedOutcome
   | UploadedOutcome
   | ActionsRecordedOutcome
-  | DeviceUpdatedOutcome;
+  | DeviceUpdatedOutcome
+  | SyncedOutcome;
 
 /** The outcomes each event type can decide: `decide`'s types and the API's check of a stored
  * outcome both read this one table. */
@@ -92,6 +121,7 @@ export const OUTCOME_KINDS = {
   DeviceUpdateRequested: ['DeviceUpdated'],
   GpodderUploadRequested: ['Uploaded'],
   EpisodeActionsUploaded: ['ActionsRecorded'],
+  SyncActionsPosted: ['Synced'],
 } as const satisfies { readonly [T in LogEventType]: readonly RequestOutcome['kind'][] };
 
 /** The outcome of the event `E`: a POST is answered `Added`, a PATCH `Updated`, `NotFound` or

@@ -54,6 +54,7 @@ const instantsOf = (change: Change): number[] => {
       return [change.lastInstant];
     case 'FeedUrlRecorded':
     case 'DeviceSaved':
+    case 'ActionSeen':
       return [];
     case 'EpisodeActionsRecorded':
       return [change.receivedAt];
@@ -118,6 +119,7 @@ describe('one request, one instant, monotonic per user', () => {
           kind: 'ClockAdvanced',
           userId: USER,
           lastInstant: now,
+          syncClock: now * 1000 + 1,
         });
       }));
 

@@ -2,6 +2,7 @@ import { LogEvent, LoggedEvent } from '../events/log-event';
 import { decideDeviceUpdate } from '../gpodder/device.slice';
 import { decideEpisodeActions } from '../gpodder/episode-actions.slice';
 import { decideUpload } from '../gpodder/upload.slice';
+import { decideSync } from '../sync/sync.slice';
 import { Instant } from '../time';
 import { decideAdd } from './add.slice';
 import { Decision, DecisionOf } from './decision';
@@ -46,6 +47,8 @@ export function decide(state: UserSubscriptions, logged: LoggedEvent, now: Insta
       return decideUpload(state, event, now);
     case 'EpisodeActionsUploaded':
       return decideEpisodeActions(state, event, logged.sequence, now);
+    case 'SyncActionsPosted':
+      return decideSync(state, event, now);
     default: {
       const unexpected: never = event;
       throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);

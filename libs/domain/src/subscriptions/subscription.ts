@@ -1,5 +1,6 @@
-import { DeviceId, DeviceType, Guid, UserId } from '../events/log-event';
-import { Instant } from '../time';
+import { ClientId, DeviceId, DeviceType, Guid, SyncStatus, UserId } from '../events/log-event';
+import { SyncId } from '../sync/ids';
+import { Instant, Micros } from '../time';
 
 /** One entry of a subscription's guid chain: `guid` became its latest guid at `since`. */
 export interface GuidEntry {
@@ -23,6 +24,37 @@ export interface Subscription {
   readonly mergedInto: Guid | null;
   /** The deletion now attached to it: pending, or succeeded while it stays deleted. */
   readonly deletionId: number | null;
+  // The sync draft's face (CONTRACT, "The Open Podcast API sync draft"); its clocks are Micros.
+  /** Never changes: `syncIdOf(userId, id)`. */
+  readonly syncId: SyncId;
+  readonly subscribedAt: Micros;
+  /** Set while it is not subscribed there: unsubscribed, deleted, or merged into another. */
+  readonly unsubscribedAt: Micros | null;
+  /** Last-write-wins times of its two parts: the state (subscribed or not) and the identity
+   * (feed_url and guid). A sync action counts only when it is strictly later than its part's. */
+  readonly stateTime: Micros;
+  readonly identityTime: Micros;
+  /** The `occurred_at` of the change that last applied (castlog's time for the other faces), and
+   * the Client-ID that made it (null for the other faces). */
+  readonly lastUpdated: Micros;
+  readonly lastClientId: ClientId | null;
+  /** When castlog applied its latest change seen on the sync face: the user's sync clock, unique
+   * and increasing per user, so the sync listing pages by it without skipping or repeating. */
+  readonly syncCursor: Micros;
+}
+
+/** A sync action the user has sent, by its action_id, with its first result: a retry of it is
+ * answered from here and never applied again. */
+export interface SeenAction {
+  readonly userId: UserId;
+  readonly actionId: string;
+  readonly status: SyncStatus;
+  readonly reason: string | null;
+  /** SHA-256 of the action's type, action and data: the same action_id with another action is
+   * refused. */
+  readonly fingerprint: string;
+  /** The subscription it acted on, when it found or made one. */
+  readonly subscriptionId: Guid | null;
 }
 
 export type DeletionStatus = 'PENDING' | 'SUCCESS' | 'FAILURE';
@@ -58,4 +90,10 @@ export interface UserSubscriptions {
   readonly deletions: ReadonlyMap<number, Deletion>;
   /** The devices the events name (gpodder.net). */
   readonly devices: ReadonlyMap<DeviceId, Device>;
+  /** The last sync cursor assigned to one of the user's subscriptions (0 before any). */
+  readonly syncClock: Micros;
+  /** sync_id → subscription id. */
+  readonly bySyncId: ReadonlyMap<SyncId, Guid>;
+  /** The sync actions the events name that the user has sent before. */
+  readonly seenActions: ReadonlyMap<string, SeenAction>;
 }

@@ -364,6 +364,8 @@ export const keysOfState = (state: UserSubscriptions): BatchKeys => ({
   feedUrls: [...state.byFeedUrl.keys()].map((url) => [state.userId, url] as const),
   deletionIds: [...state.deletions.keys()].map((id) => [state.userId, id] as const),
   deviceIds: [...state.devices.keys()].map((id) => [state.userId, id] as const),
+  syncIds: [...state.bySyncId.keys()].map((id) => [state.userId, id] as const),
+  actionIds: [...state.seenActions.keys()].map((id) => [state.userId, id] as const),
   wholeUsers: new Set(),
 });
 
