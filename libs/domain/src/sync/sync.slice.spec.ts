@@ -26,7 +26,7 @@ import {
   updateRequested,
   USER,
 } from '../testing';
-import { SyncEntity, SyncResult } from '../subscriptions/outcome';
+import { RequestOutcome, SyncEntity, SyncResult } from '../subscriptions/outcome';
 import { UserSubscriptions } from '../subscriptions/subscription';
 import { microsOf, toIsoMicros } from '../time';
 import { podcastGuidOf, syncIdOf } from './ids';
@@ -62,6 +62,11 @@ const result = (
   ...more,
 });
 
+const resultsOf = (outcome: RequestOutcome): readonly SyncResult[] => {
+  if (outcome.kind !== 'Synced') throw new Error(`not a sync outcome: ${outcome.kind}`);
+  return outcome.results;
+};
+
 const only = (state: UserSubscriptions) => resolved(state, G1);
 
 describe('subscribe', () => {
@@ -93,7 +98,7 @@ describe('subscribe', () => {
     return spec.when(at(T2, syncPosted([first, second]))).thenDecision(({ decision }) => {
       // The podcast namespace's published example.
       expect(derived).toBe('9b024349-ccf0-5f69-a609-6b82873eab3c');
-      const results = (decision.outcome as { results: SyncResult[] }).results;
+      const results = resultsOf(decision.outcome);
       expect(results.map((r) => [r.status, r.entity?.guid])).toEqual([
         ['applied', derived],
         ['ignored', derived],
@@ -124,7 +129,7 @@ describe('subscribe', () => {
       )
       .when(at(T3, syncPosted([action])))
       .thenDecision(({ decision }) => {
-        const [answer] = (decision.outcome as { results: SyncResult[] }).results;
+        const [answer] = resultsOf(decision.outcome);
         expect(answer).toMatchObject({ status: 'ignored', entity: { syncId: S1, feedUrl: A } });
       });
   });
@@ -174,7 +179,7 @@ describe('unsubscribe', () => {
       .given(subscribed)
       .when(at(T3, syncPosted([unsubscribeAction(when(10), S1)])))
       .thenDecision(({ decision }) => {
-        expect((decision.outcome as { results: SyncResult[] }).results[0]?.status).toBe('ignored');
+        expect(resultsOf(decision.outcome)[0]?.status).toBe('ignored');
         expect(decision.changes.map((c) => c.kind)).toEqual(['ActionSeen', 'ClockAdvanced']);
       }));
 
@@ -184,7 +189,7 @@ describe('unsubscribe', () => {
       // One microsecond after the subscribe, with a seventh fraction digit, which is cut.
       .when(at(T3, syncPosted([unsubscribeAction(when(11).replace('Z', '9Z'), S1)])))
       .thenDecision(({ decision }) => {
-        expect((decision.outcome as { results: SyncResult[] }).results[0]?.status).toBe('applied');
+        expect(resultsOf(decision.outcome)[0]?.status).toBe('applied');
       }));
 
   it('of an unknown sync_id is rejected: Entity not found, with the data as sent', () => {
@@ -233,7 +238,7 @@ describe('update', () => {
       )
       .when(at(T4, syncPosted([updateAction(when(20), { sync_id: S1, feed_url: 'https://c.example/rss' })])))
       .thenDecision(({ decision, after }) => {
-        expect((decision.outcome as { results: SyncResult[] }).results[0]?.status).toBe('ignored');
+        expect(resultsOf(decision.outcome)[0]?.status).toBe('ignored');
         expect(only(after).feedUrl).toBe(B);
       }));
 
@@ -250,7 +255,7 @@ describe('update', () => {
         ),
       )
       .thenDecision(({ decision, after }) => {
-        const results = (decision.outcome as { results: SyncResult[] }).results;
+        const results = resultsOf(decision.outcome);
         expect(results.map((r) => r.reason)).toEqual([SYNC_REASONS.feedUrlTaken, SYNC_REASONS.guidTaken]);
         expect(only(after).identityTime).toBe(micros(10));
       }));
@@ -287,7 +292,7 @@ describe('one request', () => {
       syncAction('update', when(1), { sync_id: S1 }),
     ];
     return spec.when(at(T2, syncPosted(actions))).thenDecision(({ decision }) => {
-      const results = (decision.outcome as { results: SyncResult[] }).results;
+      const results = resultsOf(decision.outcome);
       expect(results.map((r) => [r.status, r.reason])).toEqual(
         [
           SYNC_REASONS.notAnObject,
@@ -312,7 +317,7 @@ describe('one request', () => {
     const late = subscribeAction(microsIso(T2, hour + 1), { feed_url: A });
     const inside = subscribeAction(microsIso(T2, hour), { feed_url: B });
     return spec.when(at(T2, syncPosted([late, inside]))).thenDecision(({ decision }) => {
-      const results = (decision.outcome as { results: SyncResult[] }).results;
+      const results = resultsOf(decision.outcome);
       expect(results.map((r) => r.reason ?? r.status)).toEqual([SYNC_REASONS.inTheFuture, 'applied']);
     });
   });

@@ -215,9 +215,15 @@ export const newActionId = (): string =>
 export const syncAction = (
   action: string,
   occurredAt: string,
-  data: Record<string, unknown>,
+  data: unknown,
   actionId: string = newActionId(),
-): Record<string, unknown> => ({ type: 'subscription', action, action_id: actionId, occurred_at: occurredAt, data });
+): Record<string, unknown> => ({
+  type: 'subscription',
+  action,
+  action_id: actionId,
+  occurred_at: occurredAt,
+  data,
+});
 
 export const subscribeAction = (occurredAt: string, data: Record<string, unknown>, actionId?: string) =>
   syncAction('subscribe', occurredAt, data, actionId);
