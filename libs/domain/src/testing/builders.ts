@@ -1,5 +1,7 @@
 import {
   AddItem,
+  ClientId,
+  SyncActionsPosted,
   DeletionCompleted,
   DeletionFailed,
   DeletionRequested,
@@ -15,7 +17,7 @@ import {
   SubscriptionUpdateRequested,
   UserId,
 } from '../events/log-event';
-import { AddedItem, FailedItem, RequestOutcome, UpdatedFields } from '../subscriptions/outcome';
+import { AddedItem, FailedItem, RequestOutcome, SyncResult, UpdatedFields } from '../subscriptions/outcome';
 import { resolveSubscription } from '../subscriptions/resolve';
 import { Device, Subscription, UserSubscriptions } from '../subscriptions/subscription';
 import { Instant } from '../time';
@@ -189,6 +191,49 @@ export const episodeAction = (
   episode: string,
   fields: Partial<EpisodeAction> = {},
 ): EpisodeAction => ({ podcast, episode, action: 'play', ...fields });
+
+// Sync draft requests.
+
+/** Client-IDs of three installations. */
+export const CLIENT_A = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+export const CLIENT_B = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
+export const CLIENT_C = 'cccccccc-cccc-4ccc-8ccc-cccccccccccc';
+
+/** `POST /api/v1/sync` from `clientId` with these actions (any JSON, as sent). */
+export const syncPosted = (
+  actions: readonly unknown[],
+  clientId: ClientId = CLIENT_A,
+  userId: UserId = USER,
+): SyncActionsPosted => ({ type: 'SyncActionsPosted', userId, clientId, actions });
+
+let actionCounter = 0;
+/** A fresh action_id (v4 layout), unique within the test run. */
+export const newActionId = (): string =>
+  `a0000000-0000-4000-8000-${(++actionCounter).toString(16).padStart(12, '0')}`;
+
+/** One sync action as a client sends it, `occurred_at` as an RFC 3339 text. */
+export const syncAction = (
+  action: string,
+  occurredAt: string,
+  data: unknown,
+  actionId: string = newActionId(),
+): Record<string, unknown> => ({
+  type: 'subscription',
+  action,
+  action_id: actionId,
+  occurred_at: occurredAt,
+  data,
+});
+
+export const subscribeAction = (occurredAt: string, data: Record<string, unknown>, actionId?: string) =>
+  syncAction('subscribe', occurredAt, data, actionId);
+export const unsubscribeAction = (occurredAt: string, syncId: string, actionId?: string) =>
+  syncAction('unsubscribe', occurredAt, { sync_id: syncId }, actionId);
+export const updateAction = (occurredAt: string, data: Record<string, unknown>, actionId?: string) =>
+  syncAction('update', occurredAt, data, actionId);
+
+/** The outcome of a sync request. */
+export const synced = (results: readonly SyncResult[]): RequestOutcome => ({ kind: 'Synced', results });
 
 // Expected outcomes.
 

@@ -17,7 +17,7 @@ import { Draft, initialState } from '../subscriptions/evolve';
 import { BatchKeys } from '../subscriptions/keys';
 import { UserSubscriptions } from '../subscriptions/subscription';
 import { decide } from '../subscriptions/subscription.decider';
-import { Instant, nextInstant } from '../time';
+import { Instant, microsOf, nextInstant, toIsoMicros } from '../time';
 import { G1, G2, G3, G4, G5, G6, OTHER_USER, T0, USER } from './builders';
 
 /** One event of a generated history: logged at `sequence`, its record appended at `recordTime`. */
@@ -83,6 +83,22 @@ type Planned =
       readonly remove: readonly unknown[];
       readonly replace: boolean;
     }
+  /** A sync request: actions on the user's entities (the n-th sync_id) or unknown ones, at client
+   * times around the record's, some reusing an earlier action_id, some malformed. */
+  | {
+      readonly type: 'sync';
+      readonly clientId: string;
+      readonly actions: readonly {
+        readonly action: 'subscribe' | 'unsubscribe' | 'update' | 'malformed';
+        readonly feedUrl?: unknown;
+        readonly guid?: GuidRef;
+        readonly syncId: number;
+        /** Client time relative to the record time, in microseconds. */
+        readonly occurredAfter: number;
+        /** The n-th action_id sent so far, or a new one. */
+        readonly reuse: number | undefined;
+      }[];
+    }
   | {
       readonly type: 'actions';
       readonly actions: readonly {
@@ -108,6 +124,41 @@ const feedUrlArbitrary: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom<unknown>(...VALID_FEEDS) },
   { weight: 1, arbitrary: fc.constantFrom(...INVALID_FEEDS) },
 );
+
+const CLIENTS = [
+  'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa',
+  'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb',
+  'cccccccc-cccc-4ccc-8ccc-cccccccccccc',
+];
+
+const syncPlan: fc.Arbitrary<Planned> = fc.record({
+  type: fc.constant('sync' as const),
+  clientId: fc.constantFrom(...CLIENTS),
+  actions: fc.array(
+    fc.record(
+      {
+        action: fc.oneof(
+          {
+            weight: 8,
+            arbitrary: fc.constantFrom('subscribe' as const, 'unsubscribe' as const, 'update' as const),
+          },
+          { weight: 1, arbitrary: fc.constant('malformed' as const) },
+        ),
+        feedUrl: feedUrlArbitrary,
+        guid: guidRef,
+        syncId: fc.nat(6),
+        // From ten minutes before the record to 65 minutes after it: a few are refused as ahead.
+        occurredAfter: fc.integer({ min: -600_000_000, max: 3_900_000_000 }),
+        reuse: fc.oneof(
+          { weight: 5, arbitrary: fc.constant(undefined) },
+          { weight: 1, arbitrary: fc.nat(20) },
+        ),
+      },
+      { requiredKeys: ['action', 'syncId', 'occurredAfter', 'reuse'] },
+    ),
+    { minLength: 1, maxLength: 4 },
+  ),
+});
 
 const planned: fc.Arbitrary<Planned> = fc.oneof(
   {
@@ -188,6 +239,7 @@ const planned: fc.Arbitrary<Planned> = fc.oneof(
       replace: fc.nat(3).map((n) => n === 0),
     }),
   },
+  { weight: 4, arbitrary: syncPlan },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -231,6 +283,7 @@ export const historyArbitrary = (
     )
     .map((plans) => {
       const drawn: Guid[] = [];
+      const sentActionIds: string[] = [];
       const states = new Map<UserId, UserSubscriptions>();
       const stateOf = (user: UserId): UserSubscriptions => states.get(user) ?? initialState(user);
       const nth = <T>(values: readonly T[], n: number): T | undefined =>
@@ -304,6 +357,12 @@ export const historyArbitrary = (
                 ...(plan.replace ? { replace: true } : {}),
               };
             }
+            case 'sync':
+              return syncEvent(user, plan, recordTime, {
+                syncIds: [...stateOf(user).bySyncId.keys()],
+                guidOf: (ref) => resolve(user, ref),
+                actionIds: sentActionIds,
+              });
             case 'actions':
               return {
                 type: 'EpisodeActionsUploaded',
@@ -319,6 +378,42 @@ export const historyArbitrary = (
         return { logged, recordTime };
       });
     });
+};
+
+/** The sync request `plan` describes, for `user` at `recordTime`; each new action_id joins
+ * `actionIds`. */
+const syncEvent = (
+  user: UserId,
+  plan: Extract<Planned, { type: 'sync' }>,
+  recordTime: Instant,
+  refs: { syncIds: readonly string[]; guidOf: (ref: GuidRef) => Guid; actionIds: string[] },
+): LogEvent => {
+  const actions = plan.actions.map((planned) => {
+    const reused = planned.reuse === undefined ? undefined : refs.actionIds[planned.reuse];
+    const actionId = reused ?? candidate(0x100000 + refs.actionIds.length);
+    if (reused === undefined) refs.actionIds.push(actionId);
+    const syncId =
+      refs.syncIds[planned.syncId % Math.max(refs.syncIds.length, 1)] ?? candidate(0x200000 + planned.syncId);
+    const occurredAt = toIsoMicros(Math.max(0, microsOf(recordTime) + planned.occurredAfter));
+    const guid = planned.guid === undefined ? {} : { guid: refs.guidOf(planned.guid) };
+    const feedUrl = planned.feedUrl === undefined ? {} : { feed_url: planned.feedUrl };
+    const data =
+      planned.action === 'subscribe'
+        ? { ...feedUrl, ...guid }
+        : planned.action === 'update'
+          ? { sync_id: syncId, ...feedUrl, ...guid }
+          : { sync_id: syncId };
+    if (planned.action === 'malformed')
+      return { type: 'subscription', action: 'subscribe', action_id: actionId };
+    return {
+      type: 'subscription',
+      action: planned.action,
+      action_id: actionId,
+      occurred_at: occurredAt,
+      data,
+    };
+  });
+  return { type: 'SyncActionsPosted', userId: user, clientId: plan.clientId, actions };
 };
 
 /** The n-th candidate guid of a history: a UUID no fixed guid and no other candidate equals. */
