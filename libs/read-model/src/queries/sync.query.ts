@@ -93,14 +93,14 @@ export class SyncQuery {
       }
     >(
       (s) => `
-        SELECT before.previous, page.*
+        SELECT earlier.previous, page.*
           FROM (SELECT (SELECT sub.sync_cursor FROM ${s}.subscriptions sub
                          WHERE sub.user_id = $1 AND sub.sync_cursor <= $2::bigint AND ${notFrom('$4')}
-                         ORDER BY sub.sync_cursor DESC OFFSET $3 LIMIT 1) AS previous) before
+                         ORDER BY sub.sync_cursor DESC OFFSET $3::int LIMIT 1) AS previous) earlier
           LEFT JOIN LATERAL (
             SELECT ${ENTITY_COLUMNS}, sub.last_updated, sub.sync_cursor FROM ${s}.subscriptions sub
              WHERE sub.user_id = $1 AND sub.sync_cursor > coalesce($2::bigint, -1) AND ${notFrom('$4')}
-             ORDER BY sub.sync_cursor LIMIT $3 + 1) page ON true
+             ORDER BY sub.sync_cursor LIMIT $3::int + 1) page ON true
          ORDER BY page.sync_cursor`,
       [userId, request.since, request.limit, request.excludeClientId],
     );
