@@ -1,23 +1,11 @@
-import { syncIdOf, SyncActionsPosted } from '@castlog/domain';
+import { SyncActionsPosted, syncIdOf } from '@castlog/domain';
 import { envelopeOf } from '@castlog/event-log';
 import { randomUUID } from 'node:crypto';
 import { CastlogUnderTest, TestUser } from './start-castlog';
 
-/** One sync action as a client sends it; unless told, it occurred a second from now, so that it is
- * later than every change castlog applied before (whose instants may run a little ahead of the
- * clock) and within the hour ahead that castlog accepts. */
-export const syncAction = (
-  action: 'subscribe' | 'unsubscribe' | 'update',
-  data: Record<string, unknown>,
-  fields: Record<string, unknown> = {},
-): Record<string, unknown> => ({
-  type: 'subscription',
-  action,
-  action_id: randomUUID(),
-  occurred_at: new Date(Date.now() + 1000).toISOString(),
-  data,
-  ...fields,
-});
+/** An `occurred_at` a second from now: later than every change castlog applied before (whose
+ * instants may run a little ahead of the clock), and within the hour ahead that castlog accepts. */
+export const soon = (): string => new Date(Date.now() + 1000).toISOString();
 
 /** The sync_id of the user's subscription `id` (its first guid). */
 export const syncIdOfUser = (user: TestUser, id: string): string => syncIdOf(user.id, id);

@@ -14,6 +14,7 @@ import { openDatabaseAt } from '@castlog/runtime';
 import fc from 'fast-check';
 import {
   addRequested,
+  CLIENT_A,
   deletionCompleted,
   deletionRequested,
   deviceUpdated,
@@ -22,6 +23,9 @@ import {
   G1,
   G2,
   G3,
+  newActionId,
+  syncAction,
+  syncPosted,
   T1,
   updateRequested,
   uploadRequested,
@@ -223,21 +227,11 @@ describe('loadStates: the part of each state a batch reaches, read back from the
   });
 
   it('reaches a subscription by its sync_id, and by an action seen before, with what that action acted on', async () => {
-    const client = '0c1e4b7a-5d2f-4e8a-9b3c-7f6a5e4d3c2b';
-    const [X1, X2, X3, X4] = ['1', '2', '3', '4'].map((n) => `${n.repeat(8)}-aaaa-4aaa-8aaa-aaaaaaaaaaaa`);
-    const action = (action: string, actionId: string, data: Record<string, unknown>) => ({
-      type: 'subscription',
-      action,
-      action_id: actionId,
-      occurred_at: toIsoMicros(T1 * 1000 + 1),
-      data,
-    });
-    const sync = (userId: UserId, ...actions: unknown[]): LogEvent => ({
-      type: 'SyncActionsPosted',
-      userId,
-      clientId: client,
-      actions,
-    });
+    const [X1, X2, X3, X4] = [newActionId(), newActionId(), newActionId(), newActionId()];
+    const at = toIsoMicros(T1 * 1000 + 1);
+    const action = (kind: string, actionId: string, data: Record<string, unknown>) =>
+      syncAction(kind, at, data, actionId);
+    const sync = (userId: UserId, ...actions: unknown[]): LogEvent => syncPosted(actions, CLIENT_A, userId);
     const { states, user } = await stored((user) => [
       { ...addRequested([{ feed_url: A, guid: G1 }]), userId: user('user-alice') },
       sync(user('user-alice'), action('subscribe', X1, { feed_url: B })),

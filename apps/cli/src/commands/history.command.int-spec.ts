@@ -1,6 +1,7 @@
 import { feed, guid, ISO_MS } from '../../../../test/support/contract';
 import { CastlogUnderTest, startCastlog, TestUser } from '../../../../test/support/start-castlog';
-import { syncAction, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
+import { syncAction } from '../../../../libs/domain/src/testing';
+import { soon, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
 import { history, HistoryDeps, HistoryEntry } from './history.command';
 
 function io() {
@@ -186,15 +187,15 @@ describe('castlog history', () => {
     });
     expect(added.status).toBe(200);
     const synced = feed('synced');
-    const unsubscribe = syncAction('unsubscribe', { sync_id: syncIdOfUser(dave, mine) });
+    const unsubscribe = syncAction('unsubscribe', soon(), { sync_id: syncIdOfUser(dave, mine) });
     const unknown = guid();
     await syncThroughLog(
       app,
       dave,
       [
-        syncAction('subscribe', { feed_url: synced }),
+        syncAction('subscribe', soon(), { feed_url: synced }),
         unsubscribe,
-        syncAction('unsubscribe', { sync_id: unknown }),
+        syncAction('unsubscribe', soon(), { sync_id: unknown }),
         'not an action',
       ],
       client,

@@ -7,7 +7,8 @@ import {
   startCastlog,
   TestUser,
 } from '../../../../test/support/start-castlog';
-import { syncAction, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
+import { syncAction } from '../../../../libs/domain/src/testing';
+import { soon, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
 import { replay, ReplayDeps } from './replay.command';
 
 /** stdout and stderr collected as text; stderr a terminal when asked. */
@@ -60,14 +61,17 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
       (await as.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed(), guid: a }] })).status,
     ).toBe(200);
     const third = added.body.success[2].guid as string;
-    const subscribe = syncAction('subscribe', { feed_url: feed('synced') });
+    const subscribe = syncAction('subscribe', soon(), { feed_url: feed('synced') });
     await syncThroughLog(app, user, [
       subscribe,
-      syncAction('unsubscribe', { sync_id: syncIdOfUser(user, third) }),
-      syncAction('update', { sync_id: syncIdOfUser(user, a), feed_url: feed('updated') }),
-      syncAction('unsubscribe', { sync_id: guid() }),
+      syncAction('unsubscribe', soon(), { sync_id: syncIdOfUser(user, third) }),
+      syncAction('update', soon(), { sync_id: syncIdOfUser(user, a), feed_url: feed('updated') }),
+      syncAction('unsubscribe', soon(), { sync_id: guid() }),
     ]);
-    await syncThroughLog(app, user, [subscribe, syncAction('subscribe', { feed_url: feed('synced') })]);
+    await syncThroughLog(app, user, [
+      subscribe,
+      syncAction('subscribe', soon(), { feed_url: feed('synced') }),
+    ]);
   }
 
   beforeAll(async () => {
