@@ -12,10 +12,11 @@ import {
   sqlLiteral,
   texts,
   TransactionSql,
+  UserClocks,
 } from '@castlog/read-model';
 import { AppliedBatch, BatchPlan, pendingRecords, planBatch } from './batch-plan';
 import { changeWrites, outcomeWrites, runWrites, Write, writeStatement } from './changes.sql';
-import { loadStates, reachedSubscriptionsStatement, SubscriptionRow, UserClocks } from './state.loader';
+import { loadStates, reachedSubscriptionsStatement, SubscriptionRow } from './state.loader';
 
 /** Skips what the stored offsets cover, decides every remaining record, and writes the read-model
  * changes, the request outcomes and the new offsets in one transaction, so every event takes

@@ -9,7 +9,7 @@ import {
   UserId,
   UserSubscriptions,
 } from '@castlog/domain';
-import { Database, poolOf, Sql } from '@castlog/read-model';
+import { Database, poolOf, Sql, UserClocks } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import fc from 'fast-check';
 import {
@@ -40,7 +40,7 @@ import {
 } from '../../domain/src/testing/histories';
 import { createTestDatabase } from '../../../test/support/databases';
 import { writeChanges } from './changes.sql';
-import { loadStates, UserClocks } from './state.loader';
+import { loadStates } from './state.loader';
 
 const SCHEMA = 'castlog';
 const A = 'https://a.example/rss';

@@ -6,14 +6,22 @@ import {
   DeviceType,
   GuidEntry,
   initialState,
-  Instant,
-  Micros,
   SeenAction,
   Subscription,
   SyncStatus,
   UserSubscriptions,
 } from '@castlog/domain';
-import { bigints, Param, parameters, quoteIdent, Sql, SqlArray, texts, uuids } from '@castlog/read-model';
+import {
+  bigints,
+  Param,
+  parameters,
+  quoteIdent,
+  Sql,
+  SqlArray,
+  texts,
+  UserClocks,
+  uuids,
+} from '@castlog/read-model';
 
 export interface SubscriptionRow {
   user_id: string;
@@ -35,12 +43,6 @@ export interface SubscriptionRow {
   last_updated: string;
   last_client_id: string | null;
   sync_cursor: string;
-}
-
-/** A user's clocks as `user_clocks` holds them: the last instant and the last sync cursor. */
-export interface UserClocks {
-  readonly lastInstant: Instant;
-  readonly syncClock: Micros;
 }
 
 function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {

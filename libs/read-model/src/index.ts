@@ -13,3 +13,4 @@ export * from './queries/projection.query';
 export * from './sql';
 export * from './queries/gpodder.query';
 export * from './offset-watch';
+export * from './user-clocks';

@@ -1,4 +1,5 @@
 import { quoteIdent, Sql } from '../sql';
+import { UserClocks } from '../user-clocks';
 
 /** A row of `deletion_saga`: the saga's result for one deletion, and whether it is in the log. */
 export interface SagaRow {
@@ -20,7 +21,7 @@ export class DeletionSagaQuery {
 
   /** Locks the user's clock (the projector takes the same lock), creating it at 0 when missing;
    * answers its last instant and last sync cursor. Inside a transaction. */
-  async lockClock(sql: Sql, userId: string): Promise<{ lastInstant: number; syncClock: number }> {
+  async lockClock(sql: Sql, userId: string): Promise<UserClocks> {
     await sql.query(
       `INSERT INTO ${this.s}.user_clocks (user_id, last_instant) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
       [userId],
