@@ -14,3 +14,4 @@ export * from './sql';
 export * from './queries/gpodder.query';
 export * from './queries/sync.query';
 export * from './offset-watch';
+export * from './user-clocks';
