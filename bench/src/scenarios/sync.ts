@@ -52,14 +52,15 @@ const PAGE = 100;
  * sends it ($1 user, $2 the `since` cursor, $3 the page's limit, $4 the Client-ID to leave out):
  * the listing's baseline runs this statement alone. */
 const changesSql = (s: string) => `
-        SELECT before.previous, page.*
+        SELECT earlier.previous, page.*
           FROM (SELECT (SELECT sub.sync_cursor FROM ${s}.subscriptions sub
                          WHERE sub.user_id = $1 AND sub.sync_cursor <= $2::bigint AND ($4::uuid IS NULL OR sub.last_client_id IS DISTINCT FROM $4::uuid)
-                         ORDER BY sub.sync_cursor DESC OFFSET $3 LIMIT 1) AS previous) before
+                         ORDER BY sub.sync_cursor DESC OFFSET $3::int LIMIT 1) AS previous) earlier
           LEFT JOIN LATERAL (
-            SELECT sub.sync_id, sub.latest_guid, sub.feed_url, sub.subscribed_at, sub.unsubscribed_at, sub.last_updated, sub.sync_cursor FROM ${s}.subscriptions sub
+            SELECT sub.sync_id, sub.latest_guid, sub.feed_url, sub.subscribed_at, sub.unsubscribed_at,
+                   sub.last_updated, sub.sync_cursor FROM ${s}.subscriptions sub
              WHERE sub.user_id = $1 AND sub.sync_cursor > coalesce($2::bigint, -1) AND ($4::uuid IS NULL OR sub.last_client_id IS DISTINCT FROM $4::uuid)
-             ORDER BY sub.sync_cursor LIMIT $3 + 1) page ON true
+             ORDER BY sub.sync_cursor LIMIT $3::int + 1) page ON true
          ORDER BY page.sync_cursor`;
 
 interface SyncPage {
