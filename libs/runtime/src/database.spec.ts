@@ -15,6 +15,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_1732400000002',
       'ReadModel_castlog_1732400000006',
       'ReadModel_castlog_1732400000008',
+      'ReadModel_castlog_1732400000011',
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'UserChangeNotices1732400000010',
@@ -27,6 +28,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_v2_1732400000002',
       'ReadModel_castlog_v2_1732400000006',
       'ReadModel_castlog_v2_1732400000008',
+      'ReadModel_castlog_v2_1732400000011',
     ]);
   });
 });
