@@ -1,3 +1,4 @@
+import { parseRfc3339Micros } from '@castlog/domain';
 import { findRunningPostgres, freePort, isAlive } from '@castlog/infra';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { feed, guid } from '../support/contract';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
 import { terminateBackends } from '../support/databases';
 import { poll } from '../support/until';
+import { SyncAction, syncAction, SyncClient } from '../support/sync-face';
 
 const READY = /castlog ready in \d+ ms at (http:\/\/\S+);/;
 
@@ -28,16 +30,23 @@ function childrenOf(pid: number): number[] {
 
 /** `npm start` (the built embedded app) when its own PostgreSQL loses every connection, and when
  * its postmaster is killed: the process stays up, answers 503 meanwhile, restarts PostgreSQL on the
- * same port, serves writes again within seconds, keeps every acknowledged write, and still stops
+ * same port, serves writes again within seconds, keeps every acknowledged write (`/v1` adds, and
+ * sync subscribes, each sent again as it was until a 200 answers it: applied once), and still stops
  * cleanly without leaving PostgreSQL behind. */
 describe('embedded mode under PostgreSQL faults', () => {
   let dataDir: string;
   let castlog: RunningChild;
   let api: ApiClient;
+  let sync: SyncClient;
   const acknowledged: { guid: string; feedUrl: string }[] = [];
 
+  /** Sync actions a 200 answered; the one still waiting for a 200 is sent again as it was. */
+  const acknowledgedSync: { action: SyncAction; status: string; syncId: string }[] = [];
+  let pendingSync: SyncAction | undefined;
+  let sent = 0;
+
   const postgresDir = () => join(dataDir, 'postgres');
-  const write = async (): Promise<number> => {
+  const writeOpa = async (): Promise<number> => {
     const [g, feedUrl] = [guid(), feed('embedded-fault')];
     const response = await api
       .post('/v1/subscriptions', { subscriptions: [{ feed_url: feedUrl, guid: g }] })
@@ -45,6 +54,20 @@ describe('embedded mode under PostgreSQL faults', () => {
     if (response?.status === 200) acknowledged.push({ guid: g, feedUrl });
     return response?.status ?? 0;
   };
+  const writeSync = async (): Promise<number> => {
+    const action =
+      pendingSync ?? syncAction('subscribe', { feed_url: feed('embedded-fault-sync') }, new Date());
+    pendingSync = action;
+    const response = await sync.postRaw({ requests: [action] }).catch(() => undefined);
+    if (response?.status === 200) {
+      pendingSync = undefined;
+      const [result] = response.body.results;
+      acknowledgedSync.push({ action, status: result.status, syncId: result.data.sync_id });
+    }
+    return response?.status ?? 0;
+  };
+  /** A /v1 add, or a sync subscribe, in turn. */
+  const write = (): Promise<number> => (sent++ % 2 === 0 ? writeOpa() : writeSync());
   /** Writes until one is acknowledged; answers the seconds that took. */
   const recovery = async (what: string): Promise<number> => {
     const started = Date.now();
@@ -74,6 +97,8 @@ describe('embedded mode under PostgreSQL faults', () => {
     const issued = await runCli(['tokens', 'issue', 'faulty'], env);
     expect(issued.code).toBe(0);
     api = new ApiClient(url!, `Bearer ${issued.stdout.trim()}`);
+    sync = new SyncClient(api);
+    expect(await write()).toBe(200);
     expect(await write()).toBe(200);
   }, 120_000);
 
@@ -149,6 +174,30 @@ describe('embedded mode under PostgreSQL faults', () => {
     );
     expect(castlog.child.exitCode).toBeNull();
   }, 90_000);
+
+  it('applied every acknowledged sync action once, as answered; sent again, each answers the same and changes nothing', async () => {
+    expect(acknowledgedSync.length).toBeGreaterThanOrEqual(3);
+    const listed = await sync.subscriptions({ includeUnsubscribed: true, limit: 1000 });
+    const byFeed = new Map(listed.map((entity) => [entity.feed_url, entity]));
+    expect(listed).toHaveLength(byFeed.size);
+    expect(
+      acknowledgedSync.filter(({ action, status, syncId }) => {
+        const entity = byFeed.get(action.data.feed_url as string);
+        const occurred = parseRfc3339Micros(action.occurred_at);
+        return !(
+          status === 'applied' &&
+          entity?.sync_id === syncId &&
+          parseRfc3339Micros(entity.subscribed_at) === occurred &&
+          entity.unsubscribed_at === undefined
+        );
+      }),
+    ).toEqual([]);
+    const again = await sync.sync(acknowledgedSync.map(({ action }) => action));
+    expect(again.map((result) => [result.status, result.data.sync_id])).toEqual(
+      acknowledgedSync.map(({ status, syncId }) => [status, syncId]),
+    );
+    expect(await sync.subscriptions({ includeUnsubscribed: true, limit: 1000 })).toEqual(listed);
+  }, 60_000);
 
   it('still stops cleanly on SIGTERM, leaving no PostgreSQL running', async () => {
     const server = findRunningPostgres(postgresDir())!;
