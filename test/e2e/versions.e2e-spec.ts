@@ -1,6 +1,8 @@
 import { errorBody } from '../support/contract';
 import { CastlogUnderTest, startCastlog } from '../support/start-castlog';
 
+const SYNC_DRAFT = { revision: '8d03a20', root: '/api/v1' };
+
 describe('GET /v1/versions and /v1/capabilities', () => {
   let app: CastlogUnderTest;
   beforeAll(async () => (app = await startCastlog({ log: 'postgres' })));
@@ -12,10 +14,12 @@ describe('GET /v1/versions and /v1/capabilities', () => {
     expect(response.body).toEqual({ versions: ['v1.0'] });
   });
 
-  it('answers the enabled optional features, without credentials: the gpodder.net API, on by default', async () => {
+  it('answers the enabled optional features, without credentials: the sync draft, and the gpodder.net API, on by default', async () => {
     const response = await app.anonymous.get('/v1/capabilities');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ capabilities: { gpodder_api: { version: 2 } } });
+    expect(response.body).toEqual({
+      capabilities: { opa_sync_draft: SYNC_DRAFT, gpodder_api: { version: 2 } },
+    });
   });
 
   it('answers 404 with the error body for a major version it does not serve', async () => {
@@ -30,10 +34,10 @@ describe('GPODDER_API=off', () => {
   beforeAll(async () => (app = await startCastlog({ log: 'postgres', env: { GPODDER_API: 'off' } })));
   afterAll(() => app?.close());
 
-  it('lists no optional feature in the capabilities', async () => {
+  it('lists the sync draft alone in the capabilities', async () => {
     const response = await app.anonymous.get('/v1/capabilities');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ capabilities: {} });
+    expect(response.body).toEqual({ capabilities: { opa_sync_draft: SYNC_DRAFT } });
   });
 
   it('has none of the gpodder.net routes, login and the simple API included: 404 with the error body', async () => {

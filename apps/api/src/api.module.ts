@@ -4,18 +4,20 @@ import { AuthModule } from './auth/auth.module';
 import { DeletionsController } from './deletions/deletions.controller';
 import { GpodderModule } from './gpodder/gpodder.module';
 import { SubscriptionsController } from './subscriptions/subscriptions.controller';
+import { SyncDraftModule } from './sync-draft/sync-draft.module';
 import { VersionsController } from './versions/versions.controller';
 
 /** The write path (append, then wait until the projection applied it): one per application, shared
- * by the /v1 controllers and the gpodder.net face. */
+ * by the /v1 controllers, the sync draft's face and the gpodder.net face. */
 @Global()
 @Module({ providers: [AppendService], exports: [AppendService] })
 export class AppendModule {}
 
-/** The HTTP API: the Open Podcast API (/v1) and the gpodder.net face (GpodderModule, on unless
- * GPODDER_API is off). Expects RuntimeModule (config, database, event log). */
+/** The HTTP API: the Open Podcast API (/v1), its sync draft's face (SyncDraftModule: /auth,
+ * /api/v1) and the gpodder.net face (GpodderModule, on unless GPODDER_API is off). Expects
+ * RuntimeModule (config, database, event log). */
 @Module({
-  imports: [AuthModule, AppendModule, GpodderModule],
+  imports: [AuthModule, AppendModule, SyncDraftModule, GpodderModule],
   controllers: [SubscriptionsController, DeletionsController, VersionsController],
 })
 export class ApiModule {}

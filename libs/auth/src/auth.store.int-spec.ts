@@ -272,6 +272,46 @@ describe('refresh', () => {
   });
 });
 
+describe('issueLogin and refreshAccess (the sync draft)', () => {
+  it('answers when the refresh token expires, and buys access tokens with it without using it up', async () => {
+    const user = await freshUser();
+    const issued = (await store.issueLogin(user.name, user.password, HOUR, 24 * HOUR, T0))!;
+    expect(issued.refreshExpiresAt).toEqual(at(24 * HOUR));
+    const { refresh_token } = issued.tokens;
+    const first = await store.refreshAccess(refresh_token, HOUR, at(1000));
+    const second = await store.refreshAccess(refresh_token, 2 * HOUR, at(2000));
+    expect(first).toEqual({
+      access_token: expect.stringMatching(/^cl_[A-Za-z0-9_-]{43}$/),
+      expires_in: 3600,
+    });
+    expect(second).toEqual({ access_token: expect.stringMatching(/^cl_/), expires_in: 7200 });
+    expect(second!.access_token).not.toBe(first!.access_token);
+    expect(await store.authenticateToken(first!.access_token, at(1000))).toBe(user.id);
+    expect(await store.authenticateToken(first!.access_token, at(HOUR + 1000))).toBeNull();
+    expect(await store.authenticateToken(second!.access_token, at(HOUR + 1000))).toBe(user.id);
+    expect(await store.authenticateToken(refresh_token, at(1000))).toBeNull();
+  });
+
+  it('refuses an expired or revoked refresh token, an access or CLI token, and garbage', async () => {
+    const user = await freshUser();
+    const { tokens } = (await store.issueLogin(user.name, user.password, HOUR, 2 * HOUR, T0))!;
+    expect(await store.refreshAccess(tokens.refresh_token, HOUR, at(2 * HOUR - 1))).not.toBeNull();
+    expect(await store.refreshAccess(tokens.refresh_token, HOUR, at(2 * HOUR))).toBeNull();
+    expect(await store.refreshAccess(tokens.access_token, HOUR, T0)).toBeNull();
+    const cli = await store.issueToken(user.name, 'cli', HOUR, T0);
+    expect(await store.refreshAccess(cli.token, HOUR, T0)).toBeNull();
+    expect(await store.refreshAccess('garbage', HOUR, T0)).toBeNull();
+    const other = (await store.issueLogin(user.name, user.password, HOUR, 2 * HOUR, T0))!;
+    expect(await store.revokeToken(other.tokens.refresh_token)).toBe(true);
+    expect(await store.refreshAccess(other.tokens.refresh_token, HOUR, T0)).toBeNull();
+  });
+
+  it('answers null for a wrong password, as login does', async () => {
+    const user = await freshUser();
+    expect(await store.issueLogin(user.name, 'wrong', HOUR, HOUR)).toBeNull();
+  });
+});
+
 describe('authenticate (Authorization header)', () => {
   it('accepts a bearer token and basic credentials', async () => {
     const user = await freshUser('with:colons');

@@ -42,13 +42,24 @@ export interface IssuedToken {
   readonly expiresAt: Date;
 }
 
-/** The body of `POST /v1/auth/login` and `/v1/auth/refresh`. */
-export interface TokenResponse {
+/** An access token and its lifetime: the body of the sync draft's `POST /auth/refresh`. */
+export interface AccessTokenResponse {
   readonly access_token: string;
-  readonly token_type: 'Bearer';
   /** Lifetime of the access token in seconds. */
   readonly expires_in: number;
+}
+
+/** The body of `POST /v1/auth/login` and `/v1/auth/refresh`. */
+export interface TokenResponse extends AccessTokenResponse {
+  readonly token_type: 'Bearer';
   readonly refresh_token: string;
+}
+
+/** What a login issues: `/v1`'s answer, and when the refresh token in it expires (which the sync
+ * draft's `POST /auth/login` answers). */
+export interface IssuedLogin {
+  readonly tokens: TokenResponse;
+  readonly refreshExpiresAt: Date;
 }
 
 /** A user named by id or by name. A bare string is an id when it is a UUID some user has as id,
@@ -339,6 +350,17 @@ export class AuthStore {
     refreshTtlMs: number,
     now: Date = new Date(),
   ): Promise<TokenResponse | null> {
+    return (await this.issueLogin(name, password, accessTtlMs, refreshTtlMs, now))?.tokens ?? null;
+  }
+
+  /** `login`, answering also when the refresh token expires. */
+  async issueLogin(
+    name: string,
+    password: string,
+    accessTtlMs: number,
+    refreshTtlMs: number,
+    now: Date = new Date(),
+  ): Promise<IssuedLogin | null> {
     checkTtl(accessTtlMs);
     checkTtl(refreshTtlMs);
     const userId = await this.authenticatePassword(name, password);
@@ -356,7 +378,28 @@ export class AuthStore {
         pair.refreshExpiresAt,
       ],
     );
-    return pair.response;
+    return { tokens: pair.response, refreshExpiresAt: pair.refreshExpiresAt };
+  }
+
+  /** A new access token for the owner of a live refresh token, which stays as it is (the sync
+   * draft's refresh: the same refresh token buys access tokens until it expires or is revoked);
+   * null for a refresh token that is unknown, expired or revoked, and for any other kind of token. */
+  async refreshAccess(
+    refreshToken: string,
+    accessTtlMs: number,
+    now: Date = new Date(),
+  ): Promise<AccessTokenResponse | null> {
+    checkTtl(accessTtlMs);
+    if (!isTokenShaped(refreshToken)) return null;
+    const access = generateToken();
+    const rows = await this.rows(
+      `INSERT INTO castlog_auth.tokens (user_id, token_hash, kind, created_at, expires_at)
+       SELECT t.user_id, $3::text, 'access', $2::timestamptz, $4::timestamptz FROM castlog_auth.tokens t
+        WHERE t.token_hash = $1 AND t.kind = 'refresh' AND t.revoked_at IS NULL AND t.expires_at > $2::timestamptz
+       RETURNING id`,
+      [hashToken(refreshToken), now, hashToken(access), new Date(now.getTime() + accessTtlMs)],
+    );
+    return rows.length > 0 ? { access_token: access, expires_in: secondsOf(accessTtlMs) } : null;
   }
 
   /** Exchanges a live refresh token for a new access and refresh token, or null. The old refresh
@@ -423,13 +466,16 @@ function userLookup(user: UserRef): [string | null, string | null] {
   return [isUuid(user) ? user : null, user];
 }
 
+/** A token lifetime as `expires_in` says it: whole seconds. */
+const secondsOf = (ttlMs: number): number => Math.floor(ttlMs / 1000);
+
 function newPair(accessTtlMs: number, refreshTtlMs: number, now: Date) {
   const access = generateToken();
   const refresh = generateToken();
   const response: TokenResponse = {
     access_token: access,
     token_type: 'Bearer',
-    expires_in: Math.floor(accessTtlMs / 1000),
+    expires_in: secondsOf(accessTtlMs),
     refresh_token: refresh,
   };
   return {

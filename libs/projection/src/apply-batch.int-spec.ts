@@ -1,4 +1,4 @@
-import { LOG_EVENT_VERSION, LogEvent } from '@castlog/domain';
+import { LOG_EVENT_VERSION, LogEvent, syncIdOf } from '@castlog/domain';
 import { LogBatch, LogRecord } from '@castlog/event-log';
 import { Database, inTransaction, storedOffsets } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
@@ -541,5 +541,115 @@ describe('applyBatch and the outcomes stored', () => {
       [dave],
     );
     expect(n).toBe(2);
+  });
+});
+
+describe('applyBatch: sync actions (the sync draft), however often they are delivered', () => {
+  const db = databaseOfItsOwn('apply_batch_sync');
+  const [user, client, G] = ['frank', '5f0c6a1e-8d3b-4c2a-9e7f-1b2c3d4e5f60', randomUUID()];
+  const [A, B] = ['https://a.example/rss', 'https://b.example/rss'];
+  const [X1, X2, X3, X4] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+  /** An action that occurred `ms` milliseconds after T0. */
+  const action = (kind: string, actionId: string, ms: number, data: Record<string, unknown>) => ({
+    type: 'subscription',
+    action: kind,
+    action_id: actionId,
+    occurred_at: new Date(T0 + ms).toISOString(),
+    data,
+  });
+  const sync = (...actions: unknown[]): LogEvent => ({
+    type: 'SyncActionsPosted',
+    userId: user,
+    clientId: client,
+    actions,
+  });
+  const records = [
+    recordOf(
+      { type: 'SubscriptionsAddRequested', userId: user, items: [{ feedUrl: A, candidateGuid: G }] },
+      0,
+      0,
+    ),
+    recordOf(
+      sync(
+        action('subscribe', X1, 500, { feed_url: B }),
+        action('unsubscribe', X2, 600, { sync_id: syncIdOf(user, G) }),
+        action('unsubscribe', X3, 700, { sync_id: randomUUID() }),
+      ),
+      0,
+      1,
+    ),
+    recordOf(
+      sync(action('subscribe', X1, 500, { feed_url: B }), action('subscribe', X4, 1500, { feed_url: A })),
+      0,
+      2,
+    ),
+  ];
+  const delivered = (offsets: number[]): LogBatch => ({
+    partition: 0,
+    records: offsets.map((offset) => records[offset] as LogRecord),
+  });
+  const query = <T>(text: string) => db().dataSource.query(text, [user]) as Promise<T[]>;
+
+  it('writes the entities, the actions seen, the sync clock and the outcomes once', async () => {
+    await applyBatch(db().dataSource, 'castlog', [delivered([0, 1])], PARTITIONS);
+    await applyBatch(db().dataSource, 'castlog', [delivered([0, 1, 2])], PARTITIONS);
+    expect(progress(await applyBatch(db().dataSource, 'castlog', [delivered([1, 2])], PARTITIONS))).toEqual([
+      { partition: 0, applied: 0, nextOffset: 3, acceptedDeletions: [], reusedOffsets: [] },
+    ]);
+    const micros = (ms: number) => (T0 + ms) * 1000;
+    expect(
+      await query(`SELECT feed_url, is_subscribed, sync_id, subscribed_at::float8 AS subscribed_at,
+                          unsubscribed_at::float8 AS unsubscribed_at, state_time::float8 AS state_time,
+                          last_updated::float8 AS last_updated, last_client_id, sync_cursor::float8 AS sync_cursor
+                     FROM castlog.subscriptions WHERE user_id = $1 ORDER BY sync_cursor`),
+    ).toEqual([
+      // B, created by X1 at its own time, the first change of the second record (at T0 + 1 s).
+      {
+        feed_url: B,
+        is_subscribed: true,
+        sync_id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4/),
+        subscribed_at: micros(500),
+        unsubscribed_at: null,
+        state_time: micros(500),
+        last_updated: micros(500),
+        last_client_id: client,
+        sync_cursor: micros(1000),
+      },
+      // A: added through /v1, unsubscribed by X2, subscribed again by X4 (the third record, at T0 + 2 s).
+      {
+        feed_url: A,
+        is_subscribed: true,
+        sync_id: syncIdOf(user, G),
+        subscribed_at: micros(1500),
+        unsubscribed_at: null,
+        state_time: micros(1500),
+        last_updated: micros(1500),
+        last_client_id: client,
+        sync_cursor: micros(2000),
+      },
+    ]);
+    expect(
+      await query(`SELECT action_id, status, reason, subscription_id IS NOT NULL AS acted
+                     FROM castlog.sync_actions WHERE user_id = $1 ORDER BY status, action_id`),
+    ).toEqual(
+      [
+        { action_id: X1, status: 'applied', reason: null, acted: true },
+        { action_id: X2, status: 'applied', reason: null, acted: true },
+        { action_id: X4, status: 'applied', reason: null, acted: true },
+        { action_id: X3, status: 'rejected', reason: 'Entity not found', acted: false },
+      ].sort((a, b) => a.status.localeCompare(b.status) || (a.action_id < b.action_id ? -1 : 1)),
+    );
+    expect(
+      await query(`SELECT last_instant::float8 AS last_instant, sync_clock::float8 AS sync_clock
+                     FROM castlog.user_clocks WHERE user_id = $1`),
+    ).toEqual([{ last_instant: T0 + 2000, sync_clock: micros(2000) }]);
+    const outcomes = await query<{ outcome: { kind: string; results?: { status: string }[] } }>(
+      `SELECT outcome FROM castlog.request_outcomes WHERE user_id = $1 ORDER BY "offset"`,
+    );
+    expect(outcomes.map(({ outcome }) => [outcome.kind, outcome.results?.map((r) => r.status)])).toEqual([
+      ['Added', undefined],
+      ['Synced', ['applied', 'applied', 'rejected']],
+      ['Synced', ['applied', 'applied']],
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import {
   sqlLiteral,
   texts,
   TransactionSql,
+  UserClocks,
 } from '@castlog/read-model';
 import { AppliedBatch, BatchPlan, pendingRecords, planBatch } from './batch-plan';
 import { changeWrites, outcomeWrites, runWrites, Write, writeStatement } from './changes.sql';
@@ -65,14 +66,14 @@ const batchesOf = (batches: LogBatch | readonly LogBatch[]): readonly LogBatch[]
   Array.isArray(batches) ? (batches as readonly LogBatch[]) : [batches as LogBatch];
 
 type OffsetRow = { partition: number; next_offset: string };
-type ClockRow = { user_id: string; last_instant: string };
+type ClockRow = { user_id: string; last_instant: string; sync_clock: string };
 
 const lockOffsetsStatement = (s: string, partitions: string) =>
   `SELECT partition, next_offset FROM ${s}.projection_offsets
     WHERE partition = ANY(${partitions}) ORDER BY partition FOR UPDATE`;
 
 const lockClocksStatement = (s: string, users: string) =>
-  `SELECT user_id, last_instant FROM ${s}.user_clocks WHERE user_id = ANY(${users})
+  `SELECT user_id, last_instant, sync_clock FROM ${s}.user_clocks WHERE user_id = ANY(${users})
     ORDER BY user_id FOR UPDATE`;
 
 /** What the caller read at the start of the transaction (`readWithLocks`): the rows the offsets'
@@ -246,24 +247,26 @@ async function lockClocks(
   s: string,
   users: readonly string[],
   locked?: readonly ClockRow[],
-): Promise<{ clocks: Map<string, number>; raced: boolean }> {
+): Promise<{ clocks: Map<string, UserClocks>; raced: boolean }> {
   const lock = (ids: readonly string[]) => sql.query<ClockRow>(lockClocksStatement(s, '$1::text[]'), [ids]);
-  const clocks = new Map(
-    (locked ?? (await lock(users))).map((row) => [row.user_id, Number(row.last_instant)]),
-  );
+  const clocksOf = (row: ClockRow): UserClocks => ({
+    lastInstant: Number(row.last_instant),
+    syncClock: Number(row.sync_clock),
+  });
+  const clocks = new Map((locked ?? (await lock(users))).map((row) => [row.user_id, clocksOf(row)]));
   const missing = users.filter((userId) => !clocks.has(userId));
   if (missing.length > 0) {
     // A new row is locked by its insert; one a concurrent transaction inserted first is locked by
     // the second SELECT (transactions of one projection never share users, so that is a saga).
     const inserted = await sql.query<ClockRow>(
       `INSERT INTO ${s}.user_clocks (user_id, last_instant) SELECT unnest($1::text[]), 0
-       ON CONFLICT (user_id) DO NOTHING RETURNING user_id, last_instant`,
+       ON CONFLICT (user_id) DO NOTHING RETURNING user_id, last_instant, sync_clock`,
       [missing],
     );
-    for (const row of inserted) clocks.set(row.user_id, Number(row.last_instant));
+    for (const row of inserted) clocks.set(row.user_id, clocksOf(row));
     const raced = missing.filter((userId) => !clocks.has(userId));
     if (raced.length > 0) {
-      for (const row of await lock(raced)) clocks.set(row.user_id, Number(row.last_instant));
+      for (const row of await lock(raced)) clocks.set(row.user_id, clocksOf(row));
       return { clocks, raced: true };
     }
   }

@@ -1,4 +1,4 @@
-import { Change, Deletion, Device, EpisodeAction, Subscription } from '@castlog/domain';
+import { Change, Deletion, Device, EpisodeAction, SeenAction, Subscription, syncIdOf } from '@castlog/domain';
 import { Database, poolOf, Sql } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import { createTestDatabase } from '../../../test/support/databases';
@@ -23,6 +23,14 @@ const subscription = (id: string, fields: Partial<Subscription> = {}): Subscript
   deleted: null,
   mergedInto: null,
   deletionId: null,
+  syncId: syncIdOf(U, id),
+  subscribedAt: T1 * 1000,
+  unsubscribedAt: null,
+  stateTime: T1 * 1000,
+  identityTime: T1 * 1000,
+  lastUpdated: T1 * 1000,
+  lastClientId: null,
+  syncCursor: T1 * 1000,
   ...fields,
 });
 
@@ -52,7 +60,27 @@ const feedUrl = (url: string, subscriptionId: string, atCreation = false, userId
   subscriptionId,
   atCreation,
 });
-const clock = (lastInstant: number, userId = U): Change => ({ kind: 'ClockAdvanced', userId, lastInstant });
+const clock = (lastInstant: number, userId = U, syncClock?: number): Change => ({
+  kind: 'ClockAdvanced',
+  userId,
+  lastInstant,
+  ...(syncClock !== undefined ? { syncClock } : {}),
+});
+const CLIENT = '0c1e4b7a-5d2f-4e8a-9b3c-7f6a5e4d3c2b';
+const A1 = 'a1a1a1a1-0000-4000-8000-000000000000';
+const A2 = 'a2a2a2a2-0000-4000-8000-000000000000';
+const seen = (actionId: string, fields: Partial<SeenAction> = {}): Change => ({
+  kind: 'ActionSeen',
+  action: {
+    userId: U,
+    actionId,
+    status: 'applied',
+    reason: null,
+    fingerprint: 'f'.repeat(64),
+    subscriptionId: G1,
+    ...fields,
+  },
+});
 const deviceSaved = (id: string, fields: Partial<Device> = {}): Change => ({
   kind: 'DeviceSaved',
   device: { userId: U, id, caption: '', type: 'other', ...fields },
@@ -112,6 +140,12 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
         [user],
       )
     ).map((row) => row.last_instant),
+    syncClock: (
+      await sql.query<{ sync_clock: number }>(
+        `SELECT sync_clock::float8 AS sync_clock FROM castlog.user_clocks WHERE user_id = $1`,
+        [user],
+      )
+    ).map((row) => row.sync_clock),
   });
 
   it('writes nothing for no changes', () => expect(changeWrites(SCHEMA, [])).toEqual([]));
@@ -215,6 +249,7 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
         { deletion_id: 7, subscription_id: G1, status: 'PENDING', requested_at: T1, finished_at: null },
       ],
       clock: [T2],
+      syncClock: [0],
     });
   });
 
@@ -277,6 +312,7 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       { guid: G3, subscription_id: G3, since: T1, position: 0 },
     ]);
     expect(after.clock).toEqual([T2]);
+    expect(after.syncClock).toEqual([0]);
   });
 
   it("keeps a new subscription's first guid and feed_url on its row, and what it takes later in the tables behind the views", async () => {
@@ -466,5 +502,138 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
     expect((await rows(user)).clock).toEqual([T2]);
     await writeChanges(sql, SCHEMA, [clock(T1, user)]);
     expect((await rows(user)).clock).toEqual([T2]);
+  });
+
+  it('never moves a sync clock back, and leaves it where a ClockAdvanced gives none', async () => {
+    const user = 'user-sync-clock';
+    const both = async () => {
+      const { clock: instant, syncClock } = await rows(user);
+      return { instant, syncClock };
+    };
+    await writeChanges(sql, SCHEMA, [clock(T1, user)]);
+    expect(await both()).toEqual({ instant: [T1], syncClock: [0] });
+    await writeChanges(sql, SCHEMA, [clock(T2, user, T2 * 1000 + 5), clock(T2, user, T2 * 1000 + 2)]);
+    expect(await both()).toEqual({ instant: [T2], syncClock: [T2 * 1000 + 5] });
+    await writeChanges(sql, SCHEMA, [clock(T2 + 1, user)]);
+    expect(await both()).toEqual({ instant: [T2 + 1], syncClock: [T2 * 1000 + 5] });
+    await writeChanges(sql, SCHEMA, [clock(T2 + 2, user, T1 * 1000)]);
+    expect(await both()).toEqual({ instant: [T2 + 2], syncClock: [T2 * 1000 + 5] });
+  });
+
+  describe('the sync face', () => {
+    const syncFields = (user: string) =>
+      sql.query(
+        `SELECT id, sync_id, subscribed_at::float8 AS subscribed_at, unsubscribed_at::float8 AS unsubscribed_at,
+                state_time::float8 AS state_time, identity_time::float8 AS identity_time,
+                last_updated::float8 AS last_updated, last_client_id, sync_cursor::float8 AS sync_cursor
+           FROM castlog.subscriptions WHERE user_id = $1 ORDER BY id`,
+        [user],
+      );
+    const actionsSeen = (user: string) =>
+      sql.query(
+        `SELECT action_id, status, reason, fingerprint, subscription_id FROM castlog.sync_actions
+          WHERE user_id = $1 ORDER BY action_id`,
+        [user],
+      );
+
+    it('maps the actions seen to a statement of their own', () => {
+      expect(changeWrites(SCHEMA, [seen(A1), seen(A2), clock(T1, U, T1 * 1000)]).map((w) => w.name)).toEqual([
+        'clocks_written',
+        'sync_actions_written',
+      ]);
+    });
+
+    it("writes a subscription's sync fields, created and upserted, its sync_id as it was created", async () => {
+      const user = 'user-sync-fields';
+      const mine = (id: string, fields: Partial<Subscription> = {}) =>
+        saved({ ...subscription(id, fields), userId: user, syncId: syncIdOf(user, id) });
+      const micros = T1 * 1000 + 123;
+      await writeChanges(sql, SCHEMA, [
+        mine(G1, { subscribedAt: micros, stateTime: micros, identityTime: micros, lastUpdated: micros }),
+        feedUrl('https://a.example/rss', G1, true, user),
+        mine(G2, { lastClientId: CLIENT, syncCursor: T1 * 1000 + 1 }),
+        clock(T1, user, T1 * 1000 + 1),
+      ]);
+      const created = {
+        id: G1,
+        sync_id: syncIdOf(user, G1),
+        subscribed_at: micros,
+        unsubscribed_at: null,
+        state_time: micros,
+        identity_time: micros,
+        last_updated: micros,
+        last_client_id: null,
+        sync_cursor: T1 * 1000,
+      };
+      expect(await syncFields(user)).toEqual([
+        created,
+        {
+          ...created,
+          id: G2,
+          sync_id: syncIdOf(user, G2),
+          subscribed_at: T1 * 1000,
+          state_time: T1 * 1000,
+          identity_time: T1 * 1000,
+          last_updated: T1 * 1000,
+          last_client_id: CLIENT,
+          sync_cursor: T1 * 1000 + 1,
+        },
+      ]);
+      // An upsert writes every sync field; the sync_id never changes (it is the id's).
+      const later = {
+        subscribedAt: micros,
+        unsubscribedAt: T2 * 1000,
+        stateTime: T2 * 1000,
+        identityTime: T2 * 1000 + 7,
+        lastUpdated: T2 * 1000 + 7,
+        lastClientId: CLIENT,
+        syncCursor: T2 * 1000,
+      };
+      await writeChanges(sql, SCHEMA, [
+        mine(G1, { ...later, syncId: syncIdOf(user, G3) }),
+        clock(T2, user, T2 * 1000),
+      ]);
+      expect((await syncFields(user))[0]).toEqual({
+        ...created,
+        unsubscribed_at: T2 * 1000,
+        state_time: T2 * 1000,
+        identity_time: T2 * 1000 + 7,
+        last_updated: T2 * 1000 + 7,
+        last_client_id: CLIENT,
+        sync_cursor: T2 * 1000,
+      });
+    });
+
+    it('writes each action seen, the last of a key in a batch, and the same row again when redelivered', async () => {
+      const user = 'user-sync-actions';
+      const mine = (actionId: string, fields: Partial<SeenAction> = {}) =>
+        seen(actionId, { userId: user, ...fields });
+      const batch = [
+        mine(A1),
+        mine(A2, { status: 'rejected', reason: 'Entity not found', subscriptionId: null }),
+        clock(T1, user),
+      ];
+      await writeChanges(sql, SCHEMA, batch);
+      const first = await actionsSeen(user);
+      expect(first).toEqual([
+        { action_id: A1, status: 'applied', reason: null, fingerprint: 'f'.repeat(64), subscription_id: G1 },
+        {
+          action_id: A2,
+          status: 'rejected',
+          reason: 'Entity not found',
+          fingerprint: 'f'.repeat(64),
+          subscription_id: null,
+        },
+      ]);
+      await writeChanges(sql, SCHEMA, batch);
+      await writeChanges(sql, SCHEMA, [...batch, ...batch]);
+      expect(await actionsSeen(user)).toEqual(first);
+      // The same action_id of another user is that user's.
+      await writeChanges(sql, SCHEMA, [seen(A1, { userId: `${user}-2`, status: 'ignored' })]);
+      expect(await actionsSeen(`${user}-2`)).toEqual([
+        expect.objectContaining({ action_id: A1, status: 'ignored' }),
+      ]);
+      expect(await actionsSeen(user)).toEqual(first);
+    });
   });
 });

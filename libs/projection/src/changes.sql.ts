@@ -1,4 +1,13 @@
-import { Change, Deletion, Device, RequestOutcome, Subscription } from '@castlog/domain';
+import {
+  Change,
+  Deletion,
+  Device,
+  Instant,
+  Micros,
+  RequestOutcome,
+  SeenAction,
+  Subscription,
+} from '@castlog/domain';
 import {
   bigints,
   booleans,
@@ -70,10 +79,24 @@ interface BatchRows {
   /** The feed_url each subscription created in the batch is created with, by user and id. */
   readonly createdWith: Map<string, string>;
   readonly deletions: Map<number, Deletion>;
-  readonly clocks: Map<string, number>;
+  readonly clocks: Map<string, Clocks>;
   readonly devices: Map<string, Device>;
   readonly actionUploads: EpisodeActionsRecorded[];
+  readonly seenActions: Map<string, SeenAction>;
 }
+
+/** A user's clocks after the batch: each the greatest a change of it gave (0 for a sync clock no
+ * change gave, which the stored one is never lowered to). */
+interface Clocks {
+  readonly lastInstant: Instant;
+  readonly syncClock: Micros;
+}
+
+/** The clocks after `change`, from those earlier changes of the batch gave (if any). */
+const advance = (before: Clocks | undefined, change: Extract<Change, { kind: 'ClockAdvanced' }>): Clocks => ({
+  lastInstant: Math.max(before?.lastInstant ?? 0, change.lastInstant),
+  syncClock: Math.max(before?.syncClock ?? 0, change.syncClock ?? 0),
+});
 
 const userKey = (userId: string, id: string): string => `${userId}\u0000${id}`;
 
@@ -89,6 +112,7 @@ function batchRows(changes: readonly Change[]): BatchRows {
     clocks: new Map(),
     devices: new Map(),
     actionUploads: [],
+    seenActions: new Map(),
   };
   for (const change of changes) {
     switch (change.kind) {
@@ -116,7 +140,10 @@ function batchRows(changes: readonly Change[]): BatchRows {
         rows.deletions.set(change.deletion.deletionId, change.deletion);
         break;
       case 'ClockAdvanced':
-        rows.clocks.set(change.userId, Math.max(rows.clocks.get(change.userId) ?? 0, change.lastInstant));
+        rows.clocks.set(change.userId, advance(rows.clocks.get(change.userId), change));
+        break;
+      case 'ActionSeen':
+        rows.seenActions.set(userKey(change.action.userId, change.action.actionId), change.action);
         break;
       case 'DeviceSaved':
         rows.devices.set(userKey(change.device.userId, change.device.id), change.device);
@@ -140,17 +167,26 @@ const subscriptionInsert = (
   p: Param,
   rows: readonly Subscription[],
   createdWith: ReadonlyMap<string, string>,
-) => `
+) => {
+  const column = <T>(pick: (row: Subscription) => T) => rows.map(pick);
+  return `
         INSERT INTO ${s}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
-                                        deleted, merged_into, deletion_id, latest_guid, created, created_feed_url)
-        SELECT * FROM unnest(${p(texts(rows.map((x) => x.userId)))}, ${p(uuids(rows.map((x) => x.id)))},
-                             ${p(texts(rows.map((x) => x.feedUrl)))}, ${p(booleans(rows.map((x) => x.isSubscribed)))},
-                             ${p(bigints(rows.map((x) => x.subscriptionChanged)))},
-                             ${p(bigints(rows.map((x) => x.guidChanged)))}, ${p(bigints(rows.map((x) => x.deleted)))},
-                             ${p(uuids(rows.map((x) => x.mergedInto)))}, ${p(bigints(rows.map((x) => x.deletionId)))},
-                             ${p(uuids(rows.map((x) => x.guids[x.guids.length - 1]?.guid ?? x.id)))},
-                             ${p(bigints(rows.map((x) => x.guids[0]?.since)))},
-                             ${p(texts(rows.map((x) => createdWith.get(userKey(x.userId, x.id)) ?? null)))})`;
+                                        deleted, merged_into, deletion_id, latest_guid, created, created_feed_url,
+                                        sync_id, subscribed_at, unsubscribed_at, state_time, identity_time,
+                                        last_updated, last_client_id, sync_cursor)
+        SELECT * FROM unnest(${p(texts(column((x) => x.userId)))}, ${p(uuids(column((x) => x.id)))},
+                             ${p(texts(column((x) => x.feedUrl)))}, ${p(booleans(column((x) => x.isSubscribed)))},
+                             ${p(bigints(column((x) => x.subscriptionChanged)))},
+                             ${p(bigints(column((x) => x.guidChanged)))}, ${p(bigints(column((x) => x.deleted)))},
+                             ${p(uuids(column((x) => x.mergedInto)))}, ${p(bigints(column((x) => x.deletionId)))},
+                             ${p(uuids(column((x) => x.guids[x.guids.length - 1]?.guid ?? x.id)))},
+                             ${p(bigints(column((x) => x.guids[0]?.since)))},
+                             ${p(texts(column((x) => createdWith.get(userKey(x.userId, x.id)) ?? null)))},
+                             ${p(uuids(column((x) => x.syncId)))}, ${p(bigints(column((x) => x.subscribedAt)))},
+                             ${p(bigints(column((x) => x.unsubscribedAt)))}, ${p(bigints(column((x) => x.stateTime)))},
+                             ${p(bigints(column((x) => x.identityTime)))}, ${p(bigints(column((x) => x.lastUpdated)))},
+                             ${p(uuids(column((x) => x.lastClientId)))}, ${p(bigints(column((x) => x.syncCursor)))})`;
+};
 
 /** A subscription created in this batch has no row yet (the stored offsets apply each event once),
  * so its row goes in by a plain INSERT, which skips the conflict check and the confirmation an
@@ -166,6 +202,7 @@ function subscriptionWrites(
   for (const x of subscriptions.values())
     (createdWith.has(userKey(x.userId, x.id)) ? created : existing).push(x);
   const writes: Write[] = [];
+  // An upsert leaves the row's `created`, `created_feed_url` and `sync_id`: fixed at its creation.
   if (created.length > 0) {
     writes.push({
       name: 'subscriptions_created',
@@ -180,7 +217,10 @@ function subscriptionWrites(
           feed_url = EXCLUDED.feed_url, is_subscribed = EXCLUDED.is_subscribed,
           subscription_changed = EXCLUDED.subscription_changed, guid_changed = EXCLUDED.guid_changed,
           deleted = EXCLUDED.deleted, merged_into = EXCLUDED.merged_into, deletion_id = EXCLUDED.deletion_id,
-          latest_guid = EXCLUDED.latest_guid`,
+          latest_guid = EXCLUDED.latest_guid, subscribed_at = EXCLUDED.subscribed_at,
+          unsubscribed_at = EXCLUDED.unsubscribed_at, state_time = EXCLUDED.state_time,
+          identity_time = EXCLUDED.identity_time, last_updated = EXCLUDED.last_updated,
+          last_client_id = EXCLUDED.last_client_id, sync_cursor = EXCLUDED.sync_cursor`,
     });
   }
   return writes;
@@ -217,13 +257,30 @@ const deletionsWrite = (s: string, dels: readonly Deletion[]): Write => ({
         ON CONFLICT (deletion_id) DO UPDATE SET status = EXCLUDED.status, finished_at = EXCLUDED.finished_at`,
 });
 
-/** A user's clock only moves forward, whichever transaction writes it. */
-const clocksWrite = (s: string, clocks: ReadonlyMap<string, number>): Write => ({
+/** A user's clocks only move forward, whichever transaction writes them. */
+const clocksWrite = (s: string, clocks: ReadonlyMap<string, Clocks>): Write => ({
   name: 'clocks_written',
   text: (p) => `
-        INSERT INTO ${s}.user_clocks (user_id, last_instant)
-        SELECT * FROM unnest(${p(texts([...clocks.keys()]))}, ${p(bigints([...clocks.values()]))})
-        ON CONFLICT (user_id) DO UPDATE SET last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant)`,
+        INSERT INTO ${s}.user_clocks (user_id, last_instant, sync_clock)
+        SELECT * FROM unnest(${p(texts([...clocks.keys()]))}, ${p(bigints([...clocks.values()].map((c) => c.lastInstant)))},
+                             ${p(bigints([...clocks.values()].map((c) => c.syncClock)))})
+        ON CONFLICT (user_id) DO UPDATE SET
+          last_instant = greatest(${s}.user_clocks.last_instant, EXCLUDED.last_instant),
+          sync_clock = greatest(${s}.user_clocks.sync_clock, EXCLUDED.sync_clock)`,
+});
+
+/** A sync action is seen once (a later sending of its action_id is answered from its row): a
+ * redelivered one writes the same row again. */
+const seenActionsWrite = (s: string, seen: readonly SeenAction[]): Write => ({
+  name: 'sync_actions_written',
+  text: (p) => `
+        INSERT INTO ${s}.sync_actions (user_id, action_id, status, reason, fingerprint, subscription_id)
+        SELECT * FROM unnest(${p(texts(seen.map((a) => a.userId)))}, ${p(uuids(seen.map((a) => a.actionId)))},
+                             ${p(texts(seen.map((a) => a.status)))}, ${p(texts(seen.map((a) => a.reason)))},
+                             ${p(texts(seen.map((a) => a.fingerprint)))}, ${p(uuids(seen.map((a) => a.subscriptionId)))})
+        ON CONFLICT (user_id, action_id) DO UPDATE SET
+          status = EXCLUDED.status, reason = EXCLUDED.reason, fingerprint = EXCLUDED.fingerprint,
+          subscription_id = EXCLUDED.subscription_id`,
 });
 
 const devicesWrite = (s: string, devs: readonly Device[]): Write => ({
@@ -279,6 +336,8 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
   if (devs.length > 0) writes.push(devicesWrite(s, devs));
   const actions = episodeActionsWrite(s, rows.actionUploads);
   if (actions) writes.push(actions);
+  const seen = [...rows.seenActions.values()];
+  if (seen.length > 0) writes.push(seenActionsWrite(s, seen));
   return writes;
 }
 

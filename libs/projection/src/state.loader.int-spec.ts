@@ -1,9 +1,20 @@
-import { Draft, initialState, keysOf, LogEvent, reach, UserId, UserSubscriptions } from '@castlog/domain';
-import { Database, poolOf, Sql } from '@castlog/read-model';
+import {
+  Draft,
+  initialState,
+  keysOf,
+  LogEvent,
+  reach,
+  syncIdOf,
+  toIsoMicros,
+  UserId,
+  UserSubscriptions,
+} from '@castlog/domain';
+import { Database, poolOf, Sql, UserClocks } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import fc from 'fast-check';
 import {
   addRequested,
+  CLIENT_A,
   deletionCompleted,
   deletionRequested,
   deviceUpdated,
@@ -12,6 +23,9 @@ import {
   G1,
   G2,
   G3,
+  newActionId,
+  syncAction,
+  syncPosted,
   T1,
   updateRequested,
   uploadRequested,
@@ -49,21 +63,31 @@ describe('loadStates: the part of each state a batch reaches, read back from the
   });
   afterAll(() => database?.close());
 
-  const clocksOf = async (users: Iterable<UserId>): Promise<Map<UserId, number>> => {
-    const rows = await sql.query<{ user_id: string; last_instant: number }>(
-      `SELECT user_id, last_instant::float8 AS last_instant FROM castlog.user_clocks WHERE user_id = ANY($1::text[])`,
+  const clocksOf = async (users: Iterable<UserId>): Promise<Map<UserId, UserClocks>> => {
+    const rows = await sql.query<{ user_id: string; last_instant: number; sync_clock: number }>(
+      `SELECT user_id, last_instant::float8 AS last_instant, sync_clock::float8 AS sync_clock
+         FROM castlog.user_clocks WHERE user_id = ANY($1::text[])`,
       [[...users]],
     );
-    return new Map(rows.map((row) => [row.user_id, row.last_instant]));
+    return new Map(
+      rows.map((row) => [row.user_id, { lastInstant: row.last_instant, syncClock: row.sync_clock }]),
+    );
   };
 
-  /** Folds `events` (logged one minute apart, for users renamed to this case's) and writes every
-   * change in one batch; answers the folded states. */
-  const stored = async (events: readonly LogEvent[]) => {
+  /** Folds `events` (logged one minute apart, for users renamed to this case's; or, given as a
+   * function of the renaming, for the users they name) and writes every change in one batch;
+   * answers the folded states. */
+  const stored = async (
+    events: readonly LogEvent[] | ((user: (userId: UserId) => UserId) => readonly LogEvent[]),
+  ) => {
     const { prefix, offset } = nextCase();
+    const renamed = (userId: UserId) => `${prefix}-${userId}`;
     const history = relabel(
-      events.map((event, i) => ({ logged: { event, sequence: i + 1 }, recordTime: T1 + i * 60_000 })),
-      (userId) => `${prefix}-${userId}`,
+      (typeof events === 'function' ? events(renamed) : events).map((event, i) => ({
+        logged: { event, sequence: i + 1 },
+        recordTime: T1 + i * 60_000,
+      })),
+      typeof events === 'function' ? (userId) => userId : renamed,
       offset,
     );
     const { steps, states } = foldHistory(history);
@@ -78,8 +102,16 @@ describe('loadStates: the part of each state a batch reaches, read back from the
 
   it('answers an empty state at the given clock for a user with nothing stored', async () => {
     const keys = keysOf([deletionRequested(G1, 'loader-nobody')]);
-    const states = await loadStates(sql, SCHEMA, keys, new Map([['loader-nobody', 42]]));
-    expect(states).toEqual(new Map([['loader-nobody', initialState('loader-nobody', 42)]]));
+    const states = await loadStates(
+      sql,
+      SCHEMA,
+      keys,
+      new Map([['loader-nobody', { lastInstant: 42, syncClock: 7 }]]),
+    );
+    expect(states.get('loader-nobody')?.syncClock).toBe(7);
+    expect(states).toEqual(
+      new Map([['loader-nobody', { ...initialState('loader-nobody', 42), syncClock: 7 }]]),
+    );
   });
 
   it('reaches a subscription by any guid of its chain, by a normalised feed_url, or by a deletion', async () => {
@@ -194,6 +226,54 @@ describe('loadStates: the part of each state a batch reaches, read back from the
     expect(loaded.get(bob)?.subscriptions.size).toBe(0);
   });
 
+  it('reaches a subscription by its sync_id, and by an action seen before, with what that action acted on', async () => {
+    const [X1, X2, X3, X4] = [newActionId(), newActionId(), newActionId(), newActionId()];
+    const at = toIsoMicros(T1 * 1000 + 1);
+    const action = (kind: string, actionId: string, data: Record<string, unknown>) =>
+      syncAction(kind, at, data, actionId);
+    const sync = (userId: UserId, ...actions: unknown[]): LogEvent => syncPosted(actions, CLIENT_A, userId);
+    const { states, user } = await stored((user) => [
+      { ...addRequested([{ feed_url: A, guid: G1 }]), userId: user('user-alice') },
+      sync(user('user-alice'), action('subscribe', X1, { feed_url: B })),
+      sync(user('user-alice'), action('unsubscribe', X2, { sync_id: syncIdOf(user('user-alice'), G1) })),
+      sync(user('user-alice'), action('unsubscribe', X3, { sync_id: syncIdOf('nobody', G1) })),
+    ]);
+    const alice = user('user-alice');
+    const folded = states.get(alice) as UserSubscriptions;
+    expect(folded.seenActions.size).toBe(3);
+    expect(folded.syncClock).toBeGreaterThan(0);
+    const loadedFor = async (...actions: unknown[]) => {
+      const keys = keysOf([sync(alice, ...actions)]);
+      const state = (await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users))).get(alice);
+      expect(state).toEqual(reach(folded, keys));
+      return {
+        subscriptions: [...(state?.subscriptions.keys() ?? [])],
+        seen: [...(state?.seenActions.keys() ?? [])],
+      };
+    };
+    expect(
+      await loadedFor(
+        action('update', X4, { sync_id: syncIdOf(alice, G1), feed_url: 'https://c.example/rss' }),
+      ),
+    ).toEqual({
+      subscriptions: [G1],
+      seen: [],
+    });
+    expect(await loadedFor(action('unsubscribe', X2, {}))).toEqual({ subscriptions: [G1], seen: [X2] });
+    expect(await loadedFor(action('unsubscribe', X3, {}))).toEqual({ subscriptions: [], seen: [X3] });
+    const byFeed = folded.byFeedUrl.get(B);
+    expect(await loadedFor(action('subscribe', X1, { feed_url: B }))).toEqual({
+      subscriptions: [byFeed],
+      seen: [X1],
+    });
+    // Another user's sync_ids and actions are not loaded.
+    const bob = user('user-bob');
+    const keys = keysOf([sync(bob, action('unsubscribe', X2, { sync_id: syncIdOf(alice, G1) }))]);
+    expect((await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users))).get(bob)).toEqual(
+      initialState(bob),
+    );
+  });
+
   it('whatever changeWrites writes, loadStates reads back as the decider folded it, batch after batch', () =>
     fc.assert(
       fc.asyncProperty(
@@ -238,14 +318,22 @@ describe('loadStates: the part of each state a batch reaches, read back from the
               feedUrls: [],
               deletionIds: [],
               deviceIds: [],
+              syncIds: [],
+              actionIds: [],
               wholeUsers: new Set([state.userId]),
             };
             expect((await loadStates(sql, SCHEMA, whole, clocks)).get(state.userId)).toEqual(
               reach(state, whole),
             );
-            // and what each guid alone reaches (through merges, to the deletions attached).
-            for (const key of every.guids) {
-              const keys = { ...every, guids: [key], feedUrls: [], deletionIds: [] };
+            // and what each guid, sync_id or action seen alone reaches (through merges, to the
+            // deletions attached).
+            const none = { ...every, guids: [], feedUrls: [], deletionIds: [], syncIds: [], actionIds: [] };
+            const alone = [
+              ...every.guids.map((key) => ({ ...none, guids: [key] })),
+              ...every.syncIds.map((key) => ({ ...none, syncIds: [key] })),
+              ...every.actionIds.map((key) => ({ ...none, actionIds: [key] })),
+            ];
+            for (const keys of alone) {
               expect((await loadStates(sql, SCHEMA, keys, clocks)).get(state.userId)).toEqual(
                 reach(state, keys),
               );

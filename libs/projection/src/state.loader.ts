@@ -6,10 +6,22 @@ import {
   DeviceType,
   GuidEntry,
   initialState,
+  SeenAction,
   Subscription,
+  SyncStatus,
   UserSubscriptions,
 } from '@castlog/domain';
-import { bigints, Param, parameters, quoteIdent, Sql, texts, uuids } from '@castlog/read-model';
+import {
+  bigints,
+  Param,
+  parameters,
+  quoteIdent,
+  Sql,
+  SqlArray,
+  texts,
+  UserClocks,
+  uuids,
+} from '@castlog/read-model';
 
 export interface SubscriptionRow {
   user_id: string;
@@ -23,6 +35,14 @@ export interface SubscriptionRow {
   deletion_id: string | null;
   created: string;
   created_feed_url: string | null;
+  sync_id: string;
+  subscribed_at: string;
+  unsubscribed_at: string | null;
+  state_time: string;
+  identity_time: string;
+  last_updated: string;
+  last_client_id: string | null;
+  sync_cursor: string;
 }
 
 function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, T[]> {
@@ -38,41 +58,49 @@ function groupBy<T>(rows: readonly T[], keyOf: (row: T) => string): Map<string, 
 
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
+/** The subscriptions each kind of key names, by user and id: one SELECT each, every key one
+ * primary-key (or unique-index) probe. */
+const seedsOf = (s: string, keys: BatchKeys, p: Param): string[] => {
+  const pairs = <T>(pairs: readonly (readonly [string, T])[], values: (values: T[]) => SqlArray) =>
+    `unnest(${p(texts(pairs.map(([u]) => u)))}, ${p(values(pairs.map(([, v]) => v)))})`;
+  return [
+    `SELECT k.user_id, g.subscription_id FROM ${pairs(keys.guids, uuids)} AS k(user_id, guid)
+       CROSS JOIN LATERAL (SELECT sub.id AS subscription_id FROM ${s}.subscriptions sub
+                            WHERE sub.user_id = k.user_id AND sub.id = k.guid
+                           UNION ALL
+                           SELECT g.subscription_id FROM ${s}.subscription_later_guids g
+                            WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g`,
+    // A feed_url's holder: its later claim, else the subscription created with it (both keys unique).
+    `SELECT k.user_id, f.subscription_id FROM ${pairs(keys.feedUrls, texts)} AS k(user_id, url)
+       CROSS JOIN LATERAL (SELECT coalesce(
+                             (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
+                               WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url),
+                             (SELECT sub.id FROM ${s}.subscriptions sub
+                               WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url)) AS subscription_id) f
+      WHERE f.subscription_id IS NOT NULL`,
+    `SELECT k.user_id, d.subscription_id FROM ${pairs(keys.deletionIds, bigints)} AS k(user_id, deletion_id)
+       CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
+                            WHERE d.deletion_id = k.deletion_id AND d.user_id = k.user_id LIMIT 1) d`,
+    `SELECT k.user_id, sub.id FROM ${pairs(keys.syncIds, uuids)} AS k(user_id, sync_id)
+       CROSS JOIN LATERAL (SELECT sub.id FROM ${s}.subscriptions sub
+                            WHERE sub.user_id = k.user_id AND sub.sync_id = k.sync_id LIMIT 1) sub`,
+    // The subscription a seen action acted on.
+    `SELECT k.user_id, a.subscription_id FROM ${pairs(keys.actionIds, uuids)} AS k(user_id, action_id)
+       CROSS JOIN LATERAL (SELECT a.subscription_id FROM ${s}.sync_actions a
+                            WHERE a.user_id = k.user_id AND a.action_id = k.action_id
+                              AND a.subscription_id IS NOT NULL LIMIT 1) a`,
+    `SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY(${p(texts([...keys.wholeUsers]))})`,
+  ];
+};
+
 /** The statement that reads the subscriptions the keys reach (`loadStates`' first query; the
  * projector sends it with its locks). Every key and every step is one primary-key probe: LATERAL …
  * LIMIT 1 keeps the planner from hashing a whole table per batch, which made catch-up quadratic in
  * the read model's size. */
 export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p: Param): string => {
   const s = quoteIdent(schema);
-  const guidKeys = [p(texts(keys.guids.map(([u]) => u))), p(uuids(keys.guids.map(([, g]) => g)))];
-  const urlKeys = [p(texts(keys.feedUrls.map(([u]) => u))), p(texts(keys.feedUrls.map(([, f]) => f)))];
-  const deletionKeys = [
-    p(texts(keys.deletionIds.map(([u]) => u))),
-    p(bigints(keys.deletionIds.map(([, d]) => d))),
-  ];
-  const wholeUsers = p(texts([...keys.wholeUsers]));
   return `WITH RECURSIVE seed(user_id, id) AS (
-         SELECT k.user_id, g.subscription_id FROM unnest(${guidKeys[0]}, ${guidKeys[1]}) AS k(user_id, guid)
-           CROSS JOIN LATERAL (SELECT sub.id AS subscription_id FROM ${s}.subscriptions sub
-                                WHERE sub.user_id = k.user_id AND sub.id = k.guid
-                               UNION ALL
-                               SELECT g.subscription_id FROM ${s}.subscription_later_guids g
-                                WHERE g.user_id = k.user_id AND g.guid = k.guid LIMIT 1) g
-         UNION
-         -- A feed_url's holder: its later claim, else the subscription created with it (both keys unique).
-         SELECT k.user_id, f.subscription_id FROM unnest(${urlKeys[0]}, ${urlKeys[1]}) AS k(user_id, url)
-           CROSS JOIN LATERAL (SELECT coalesce(
-                                 (SELECT f.subscription_id FROM ${s}.subscription_later_feed_urls f
-                                   WHERE f.user_id = k.user_id AND f.normalized_feed_url = k.url),
-                                 (SELECT sub.id FROM ${s}.subscriptions sub
-                                   WHERE sub.user_id = k.user_id AND sub.created_feed_url = k.url)) AS subscription_id) f
-          WHERE f.subscription_id IS NOT NULL
-         UNION
-         SELECT k.user_id, d.subscription_id FROM unnest(${deletionKeys[0]}, ${deletionKeys[1]}) AS k(user_id, deletion_id)
-           CROSS JOIN LATERAL (SELECT d.subscription_id FROM ${s}.deletions d
-                                WHERE d.deletion_id = k.deletion_id AND d.user_id = k.user_id LIMIT 1) d
-         UNION
-         SELECT sub.user_id, sub.id FROM ${s}.subscriptions sub WHERE sub.user_id = ANY(${wholeUsers})
+         ${seedsOf(s, keys, p).join('\n         UNION\n         ')}
        ),
        reach(user_id, id) AS (
          SELECT user_id, id FROM seed
@@ -83,7 +111,9 @@ export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p
                                 LIMIT 1) m
        )
      SELECT sub.user_id, sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed,
-            sub.deleted, sub.merged_into, sub.deletion_id, sub.created, sub.created_feed_url
+            sub.deleted, sub.merged_into, sub.deletion_id, sub.created, sub.created_feed_url, sub.sync_id,
+            sub.subscribed_at, sub.unsubscribed_at, sub.state_time, sub.identity_time, sub.last_updated,
+            sub.last_client_id, sub.sync_cursor
        FROM reach r
        CROSS JOIN LATERAL (SELECT * FROM ${s}.subscriptions sub WHERE sub.user_id = r.user_id AND sub.id = r.id
                             LIMIT 1) sub`;
@@ -123,6 +153,15 @@ interface DeviceRow {
   type: DeviceType;
 }
 
+interface SeenActionRow {
+  user_id: string;
+  action_id: string;
+  status: SyncStatus;
+  reason: string | null;
+  fingerprint: string;
+  subscription_id: string | null;
+}
+
 /** What `readChains` reads. */
 interface ChainRows {
   readonly guidRows: readonly GuidRow[];
@@ -130,10 +169,11 @@ interface ChainRows {
   readonly takenRows: readonly { user_id: string; normalized_feed_url: string }[];
 }
 
-/** What `readDeletionsAndDevices` reads. */
-interface DeletionAndDeviceRows {
+/** What `readNamed` reads. */
+interface NamedRows {
   readonly deletionRows: readonly DeletionRow[];
   readonly deviceRows: readonly DeviceRow[];
+  readonly seenRows: readonly SeenActionRow[];
 }
 
 const key = (userId: string, id: string) => `${userId}\u0000${id}`;
@@ -178,38 +218,42 @@ async function readChains(
   return { guidRows, urlRows, takenRows };
 }
 
-/** The deletions named and those attached to the subscriptions read, each of its own user, and the
- * devices named; again each query only when it has keys. */
-async function readDeletionsAndDevices(
+/** The deletions named and those attached to the subscriptions read, each of its own user, the
+ * devices named and the sync actions named that were seen before; again each query only when it has
+ * keys. */
+async function readNamed(
   sql: Sql,
   s: string,
   subscriptions: readonly SubscriptionRow[],
   keys: BatchKeys,
-): Promise<DeletionAndDeviceRows> {
+): Promise<NamedRows> {
   const deletionKeys = [
     ...subscriptions
       .filter((r) => r.deletion_id !== null)
       .map((r) => [r.user_id, Number(r.deletion_id)] as const),
     ...keys.deletionIds,
   ];
-  const deletionRows =
-    deletionKeys.length === 0
-      ? []
-      : await sql.query<DeletionRow>(
-          `SELECT d.* FROM unnest($1::text[], $2::bigint[]) AS k(user_id, deletion_id)
-             JOIN ${s}.deletions d ON d.deletion_id = k.deletion_id AND d.user_id = k.user_id`,
-          [deletionKeys.map(([u]) => u), deletionKeys.map(([, d]) => d)],
-        );
-
-  const deviceRows =
-    keys.deviceIds.length === 0
-      ? []
-      : await sql.query<DeviceRow>(
-          `SELECT d.user_id, d.id, d.caption, d.type FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
-             JOIN ${s}.devices d ON d.user_id = k.user_id AND d.id = k.id`,
-          [keys.deviceIds.map(([u]) => u), keys.deviceIds.map(([, d]) => d)],
-        );
-  return { deletionRows, deviceRows };
+  const byKeys = <R>(pairs: readonly (readonly [string, unknown])[], text: string): Promise<R[]> =>
+    pairs.length === 0
+      ? Promise.resolve([])
+      : sql.query<R>(text, [pairs.map(([u]) => u), pairs.map(([, k]) => k)]);
+  const deletionRows = await byKeys<DeletionRow>(
+    deletionKeys,
+    `SELECT d.* FROM unnest($1::text[], $2::bigint[]) AS k(user_id, deletion_id)
+       JOIN ${s}.deletions d ON d.deletion_id = k.deletion_id AND d.user_id = k.user_id`,
+  );
+  const deviceRows = await byKeys<DeviceRow>(
+    keys.deviceIds,
+    `SELECT d.user_id, d.id, d.caption, d.type FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
+       JOIN ${s}.devices d ON d.user_id = k.user_id AND d.id = k.id`,
+  );
+  const seenRows = await byKeys<SeenActionRow>(
+    keys.actionIds,
+    `SELECT a.user_id, a.action_id, a.status, a.reason, a.fingerprint, a.subscription_id
+       FROM unnest($1::text[], $2::uuid[]) AS k(user_id, action_id)
+       JOIN ${s}.sync_actions a ON a.user_id = k.user_id AND a.action_id = k.action_id`,
+  );
+  return { deletionRows, deviceRows, seenRows };
 }
 
 /** The rows read, grouped for assembling the states: by user, and the chains by subscription. */
@@ -221,12 +265,13 @@ interface StateRows {
   readonly taken: ReadonlySet<string>;
   readonly deletionsOf: ReadonlyMap<string, DeletionRow[]>;
   readonly devicesOf: ReadonlyMap<string, DeviceRow[]>;
+  readonly seenOf: ReadonlyMap<string, SeenActionRow[]>;
 }
 
 function groupStateRows(
   subscriptions: readonly SubscriptionRow[],
   chains: ChainRows,
-  others: DeletionAndDeviceRows,
+  others: NamedRows,
 ): StateRows {
   const taken = new Set(chains.takenRows.map((row) => key(row.user_id, row.normalized_feed_url)));
   const guidsOf = new Map<string, GuidEntry[]>();
@@ -250,49 +295,67 @@ function groupStateRows(
     taken,
     deletionsOf: groupBy(others.deletionRows, (row) => row.user_id),
     devicesOf: groupBy(others.deviceRows, (row) => row.user_id),
+    seenOf: groupBy(others.seenRows, (row) => row.user_id),
   };
 }
 
+/** The maps a user's state finds its subscriptions by. */
+interface Indexes {
+  readonly byGuid: Map<string, string>;
+  readonly byFeedUrl: Map<string, string>;
+  readonly bySyncId: Map<string, string>;
+}
+
+/** A subscription as its row (and its later guids) hold it. */
+const subscriptionOf = (userId: string, row: SubscriptionRow, guids: GuidEntry[]): Subscription => ({
+  userId,
+  id: row.id,
+  guids,
+  feedUrl: row.feed_url,
+  isSubscribed: row.is_subscribed,
+  subscriptionChanged: Number(row.subscription_changed),
+  guidChanged: num(row.guid_changed),
+  deleted: num(row.deleted),
+  mergedInto: row.merged_into,
+  deletionId: num(row.deletion_id),
+  syncId: row.sync_id,
+  subscribedAt: Number(row.subscribed_at),
+  unsubscribedAt: num(row.unsubscribed_at),
+  stateTime: Number(row.state_time),
+  identityTime: Number(row.identity_time),
+  lastUpdated: Number(row.last_updated),
+  lastClientId: row.last_client_id,
+  syncCursor: Number(row.sync_cursor),
+});
+
 /** Adds a subscription row, with its own first guid before its later ones, to a user's state: to
- * `subs`, and its guids and feed_urls to `byGuid` and `byFeedUrl`; its creation feed_url maps to it
- * unless a later claim took it. */
+ * `subs`, its guids and feed_urls to `byGuid` and `byFeedUrl`, and its sync_id to `bySyncId`; its
+ * creation feed_url maps to it unless a later claim took it. */
 function addSubscription(
   userId: string,
   row: SubscriptionRow,
   found: StateRows,
   subs: Map<string, Subscription>,
-  byGuid: Map<string, string>,
-  byFeedUrl: Map<string, string>,
+  { byGuid, byFeedUrl, bySyncId }: Indexes,
 ): void {
   const guids = [
     { guid: row.id, since: Number(row.created) },
     ...(found.guidsOf.get(key(userId, row.id)) ?? []),
   ];
-  subs.set(row.id, {
-    userId,
-    id: row.id,
-    guids,
-    feedUrl: row.feed_url,
-    isSubscribed: row.is_subscribed,
-    subscriptionChanged: Number(row.subscription_changed),
-    guidChanged: num(row.guid_changed),
-    deleted: num(row.deleted),
-    mergedInto: row.merged_into,
-    deletionId: num(row.deletion_id),
-  });
+  subs.set(row.id, subscriptionOf(userId, row, guids));
   for (const entry of guids) byGuid.set(entry.guid, row.id);
   for (const url of found.urlsOf.get(key(userId, row.id)) ?? []) byFeedUrl.set(url, row.id);
   if (row.created_feed_url !== null && !found.taken.has(key(userId, row.created_feed_url)))
     byFeedUrl.set(row.created_feed_url, row.id);
+  bySyncId.set(row.sync_id, row.id);
 }
 
-/** A user's state, as far as the rows read reach, at the given clock. */
-function stateOf(userId: string, lastInstant: number, found: StateRows): UserSubscriptions {
+/** A user's state, as far as the rows read reach, at the given clocks. */
+function stateOf(userId: string, clocks: UserClocks, found: StateRows): UserSubscriptions {
   const subs = new Map<string, Subscription>();
-  const byGuid = new Map<string, string>();
-  const byFeedUrl = new Map<string, string>();
+  const indexes: Indexes = { byGuid: new Map(), byFeedUrl: new Map(), bySyncId: new Map() };
   for (const row of found.subscriptionsOf.get(userId) ?? [])
-    addSubscription(userId, row, found, subs, byGuid, byFeedUrl);
+    addSubscription(userId, row, found, subs, indexes);
   const deletions = new Map<number, Deletion>();
   for (const row of found.deletionsOf.get(userId) ?? []) {
     deletions.set(Number(row.deletion_id), {
@@ -308,20 +371,34 @@ function stateOf(userId: string, lastInstant: number, found: StateRows): UserSub
   for (const row of found.devicesOf.get(userId) ?? []) {
     devices.set(row.id, { userId, id: row.id, caption: row.caption, type: row.type });
   }
+  const seenActions = new Map<string, SeenAction>();
+  for (const row of found.seenOf.get(userId) ?? []) {
+    seenActions.set(row.action_id, {
+      userId,
+      actionId: row.action_id,
+      status: row.status,
+      reason: row.reason,
+      fingerprint: row.fingerprint,
+      subscriptionId: row.subscription_id,
+    });
+  }
   return {
-    ...initialState(userId, lastInstant),
+    ...initialState(userId, clocks.lastInstant),
     subscriptions: subs,
-    byGuid,
-    byFeedUrl,
+    ...indexes,
     deletions,
     devices,
+    syncClock: clocks.syncClock,
+    seenActions,
   };
 }
 
 /** Loads, for every user of the batch, the part of the user's state its keys reach (`reach` in the
- * domain, which says what that is): the subscriptions named (every one of a whole user) and those
- * they are merged into, with their guid chains and the feed_urls mapping to them, the deletions
- * named or attached, the devices named, and the user's clock. Callers hold the users' clock rows locked.
+ * domain, which says what that is): the subscriptions named (every one of a whole user, those of
+ * the sync_ids named and those the sync actions named acted on) and those they are merged into,
+ * with their guid chains, the feed_urls and sync_ids mapping to them, the deletions named or
+ * attached, the devices named, the sync actions named that were seen before, and the user's
+ * clocks. Callers hold the users' clock rows locked.
  * It reads the tables behind the views `subscription_guids` and `subscription_feed_urls` and each
  * subscription's own first guid and creation feed_url, as those views do, one index probe a key.
  * `reached`: the rows of `reachedSubscriptionsStatement` for these keys, when the caller read them
@@ -330,15 +407,16 @@ export async function loadStates(
   sql: Sql,
   schema: string,
   keys: BatchKeys,
-  clocks: ReadonlyMap<string, number>,
+  clocks: ReadonlyMap<string, UserClocks>,
   reached?: readonly SubscriptionRow[],
 ): Promise<Map<string, UserSubscriptions>> {
   const s = quoteIdent(schema);
   const subscriptions = reached ?? (await reachedSubscriptions(sql, schema, keys));
   const chains = await readChains(sql, s, subscriptions);
-  const others = await readDeletionsAndDevices(sql, s, subscriptions, keys);
+  const others = await readNamed(sql, s, subscriptions, keys);
   const found = groupStateRows(subscriptions, chains, others);
   const states = new Map<string, UserSubscriptions>();
-  for (const userId of keys.users) states.set(userId, stateOf(userId, clocks.get(userId) ?? 0, found));
+  for (const userId of keys.users)
+    states.set(userId, stateOf(userId, clocks.get(userId) ?? { lastInstant: 0, syncClock: 0 }, found));
   return states;
 }

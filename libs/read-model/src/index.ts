@@ -12,4 +12,6 @@ export * from './queries/history.query';
 export * from './queries/projection.query';
 export * from './sql';
 export * from './queries/gpodder.query';
+export * from './queries/sync.query';
 export * from './offset-watch';
+export * from './user-clocks';

@@ -29,8 +29,8 @@ export interface ReplayDifference {
   readonly replayed: Record<string, unknown> | null;
 }
 
-/** The compared tables (and views) and their keys. `projection_offsets` is compared before (it gates
- * the comparison); `deletion_saga` is the live saga's own bookkeeping, not a projection of the log.
+/** The compared tables (and views) and their keys, every column of each (the sync face's among
+ * them). The read model's other tables are NOT_COMPARED, or stored in one compared here.
  * `omit` names columns that say where a row is stored, not what it holds: a read model written
  * before `created_feed_url` existed keeps its feed_urls in the table behind `subscription_feed_urls`,
  * which is compared as the view. `storedIn`: the tables whose rows, every column, this one is made
@@ -57,7 +57,13 @@ export const COMPARED_TABLES: readonly {
   { table: 'devices', key: ['user_id', 'id'] },
   { table: 'episode_actions', key: ['user_id', 'sequence', 'ordinal'] },
   { table: 'request_outcomes', key: ['partition', 'offset'] },
+  { table: 'sync_actions', key: ['user_id', 'action_id'] },
 ];
+
+/** The read model's tables the comparison leaves out: `projection_offsets` is compared before (it
+ * gates the comparison); `deletion_saga` is the live saga's own bookkeeping, not a projection of
+ * the log. */
+export const NOT_COMPARED: readonly string[] = ['projection_offsets', 'deletion_saga'];
 
 /** Memory for a comparison's hash aggregates and sorts, so that a large read model's rows are counted
  * in memory rather than in batches spilled to disk. */

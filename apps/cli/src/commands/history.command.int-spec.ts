@@ -1,5 +1,7 @@
 import { feed, guid, ISO_MS } from '../../../../test/support/contract';
 import { CastlogUnderTest, startCastlog, TestUser } from '../../../../test/support/start-castlog';
+import { syncAction } from '../../../../libs/domain/src/testing';
+import { soon, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
 import { history, HistoryDeps, HistoryEntry } from './history.command';
 
 function io() {
@@ -172,6 +174,55 @@ describe('castlog history', () => {
       expect((await json(carol.name, id)).map((entry) => entry.type)).toEqual(
         expect.arrayContaining(['GpodderUploadRequested']),
       );
+  });
+
+  it('shows a sync request as its actions and each result, and keeps it for the subscriptions it names', async () => {
+    const dave = await app.freshUser();
+    const [mine, other, client] = [guid(), guid(), guid()];
+    const added = await app.as(dave).post('/v1/subscriptions', {
+      subscriptions: [
+        { feed_url: feed('mine'), guid: mine },
+        { feed_url: feed('other'), guid: other },
+      ],
+    });
+    expect(added.status).toBe(200);
+    const synced = feed('synced');
+    const unsubscribe = syncAction('unsubscribe', soon(), { sync_id: syncIdOfUser(dave, mine) });
+    const unknown = guid();
+    await syncThroughLog(
+      app,
+      dave,
+      [
+        syncAction('subscribe', soon(), { feed_url: synced }),
+        unsubscribe,
+        syncAction('unsubscribe', soon(), { sync_id: unknown }),
+        'not an action',
+      ],
+      client,
+    );
+    // A retry names the subscription by its action_id alone.
+    await syncThroughLog(app, dave, [{ ...unsubscribe, data: {} }], client);
+    const entries = await json(dave.name);
+    expect(entries.slice(1).map(({ type, request, result }) => ({ type, request, result }))).toEqual([
+      {
+        type: 'SyncActionsPosted',
+        request:
+          `sync: 4 actions from client ${client}: subscription/subscribe ${synced.slice(0, 39)}…, ` +
+          `subscription/unsubscribe ${syncIdOfUser(dave, mine)}, subscription/unsubscribe ${unknown}, +1 more`,
+        result: 'applied, applied, rejected (Entity not found), rejected (Action must be an object)',
+      },
+      {
+        type: 'SyncActionsPosted',
+        request: `sync: 1 action from client ${client}: subscription/unsubscribe`,
+        result: 'rejected (action_id was sent before with another action)',
+      },
+    ]);
+    expect((await json(dave.name, mine)).map((entry) => entry.type)).toEqual([
+      'SubscriptionsAddRequested',
+      'SyncActionsPosted',
+      'SyncActionsPosted',
+    ]);
+    expect((await json(dave.name, other)).map((entry) => entry.type)).toEqual(['SubscriptionsAddRequested']);
   });
 
   it('with a guid the read model does not know, keeps the events naming it and says so', async () => {

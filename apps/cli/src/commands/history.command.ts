@@ -5,11 +5,13 @@ import {
   LogEvent,
   normalizeFeedUrl,
   normalizeGuid,
+  podcastGuidOf,
   RequestOutcome,
+  SyncResult,
   toIso,
 } from '@castlog/domain';
 import { EventLog, LogRecord } from '@castlog/event-log';
-import { HistoryQuery } from '@castlog/read-model';
+import { HistoryQuery, SubscriptionFamily } from '@castlog/read-model';
 import Table from 'cli-table3';
 import { DataSource } from 'typeorm';
 import { CliError, CommandIo, runCommand } from './command-io';
@@ -158,6 +160,7 @@ async function subscriptionFilter(
   };
   const hasFeedUrl = among(feedUrls);
   const holdsFeedUrl = among(heldUrls);
+  const namesInSync = syncActionFilter(family, hasGuid, hasFeedUrl);
   return (event) => {
     switch (event.type) {
       case 'SubscriptionsAddRequested':
@@ -182,11 +185,41 @@ async function subscriptionFilter(
           event.add.some((item) => hasGuid(item.candidateGuid) || hasFeedUrl(item.feedUrl)) ||
           event.remove.some(holdsFeedUrl)
         );
+      case 'SyncActionsPosted':
+        return event.actions.some(namesInSync);
       default: {
         const never: never = event;
         throw new Error(`unknown event ${JSON.stringify(never)}`);
       }
     }
+  };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether a sync action names the family: by its data's sync_id, guid or feed_url (or the podcast
+ * guid a subscribe derives from it), or as an action seen before that acted on one of them (a
+ * retry is answered with that subscription). */
+function syncActionFilter(
+  family: SubscriptionFamily | undefined,
+  hasGuid: (value: unknown) => boolean,
+  hasFeedUrl: (value: unknown) => boolean,
+): (action: unknown) => boolean {
+  const syncIds = new Set(family?.sync_ids ?? []);
+  const actionIds = new Set(family?.action_ids ?? []);
+  const among = (ids: ReadonlySet<string>, value: unknown) => isGuid(value) && ids.has(normalizeGuid(value));
+  return (action) => {
+    if (!isRecord(action)) return false;
+    const data = isRecord(action.data) ? action.data : {};
+    const checked = checkFeedUrl(data.feed_url);
+    return (
+      among(actionIds, action.action_id) ||
+      among(syncIds, data.sync_id) ||
+      hasGuid(data.guid) ||
+      hasFeedUrl(data.feed_url) ||
+      (checked.ok && hasGuid(podcastGuidOf(checked.normalized)))
+    );
   };
 }
 
@@ -207,6 +240,25 @@ const MAX_URLS = 3;
 
 const short = (text: string, max = MAX_URL): string =>
   text.length > max ? `${text.slice(0, max - 1)}…` : text;
+
+/** A value a client sent, as text: a string as it is, anything else as its JSON. */
+const asText = (value: unknown): string =>
+  typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+
+/** One sync action in a few words: `subscription/subscribe https://a…`, `subscription/unsubscribe
+ * <sync_id>` (an update: its sync_id, then the feed_url it sets). */
+const describeSyncAction = (action: unknown): string => {
+  if (!isRecord(action)) return short(asText(action));
+  const data = isRecord(action.data) ? action.data : {};
+  const target = [data.sync_id, data.feed_url]
+    .filter((value) => value !== undefined)
+    .map((value) => short(asText(value)));
+  return [`${short(asText(action.type))}/${short(asText(action.action))}`, ...target].join(' ');
+};
+
+/** A sync result: its status, and why when it says. */
+const describeSyncResult = (result: SyncResult): string =>
+  result.reason === undefined ? result.status : `${result.status} (${short(result.reason, 60)})`;
 
 /** The request in one line: `POST 2 items: https://a…, https://b…`, `PATCH <guid> is_subscribed=false`. */
 export function describeRequest(event: LogEvent): string {
@@ -253,6 +305,12 @@ export function describeRequest(event: LogEvent): string {
     }
     case 'EpisodeActionsUploaded':
       return `gpodder ${event.actions.length} episode action${event.actions.length === 1 ? '' : 's'}`;
+    case 'SyncActionsPosted': {
+      const more = event.actions.length > MAX_URLS ? `, +${event.actions.length - MAX_URLS} more` : '';
+      const count = `${event.actions.length} action${event.actions.length === 1 ? '' : 's'}`;
+      const actions = event.actions.slice(0, MAX_URLS).map(describeSyncAction).join(', ');
+      return `sync: ${count} from client ${event.clientId}: ${actions}${more}`;
+    }
     default: {
       const never: never = event;
       throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -288,6 +346,8 @@ export function describeOutcome(outcome: RequestOutcome): string {
       return 'actions recorded';
     case 'DeviceUpdated':
       return 'device saved';
+    case 'Synced':
+      return outcome.results.map(describeSyncResult).join(', ');
     default: {
       const never: never = outcome;
       throw new Error(`unknown outcome ${JSON.stringify(never)}`);

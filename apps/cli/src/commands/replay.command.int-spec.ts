@@ -7,6 +7,8 @@ import {
   startCastlog,
   TestUser,
 } from '../../../../test/support/start-castlog';
+import { syncAction } from '../../../../libs/domain/src/testing';
+import { soon, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
 import { replay, ReplayDeps } from './replay.command';
 
 /** stdout and stderr collected as text; stderr a terminal when asked. */
@@ -29,7 +31,8 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
   });
 
   /** Every kind of event: adds (one item invalid), updates, a merge, a 404, a deletion finalized by the
-   * saga, and a POST that reinstates the deleted subscription. */
+   * saga, a POST that reinstates the deleted subscription, and sync actions (a subscribe, an
+   * unsubscribe and an update by sync_id, one rejected, and one retried). */
   async function writeHistory(user: TestUser) {
     const as = app.as(user);
     const [a, b] = [guid(), guid()];
@@ -57,6 +60,18 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     expect(
       (await as.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed(), guid: a }] })).status,
     ).toBe(200);
+    const third = added.body.success[2].guid as string;
+    const subscribe = syncAction('subscribe', soon(), { feed_url: feed('synced') });
+    await syncThroughLog(app, user, [
+      subscribe,
+      syncAction('unsubscribe', soon(), { sync_id: syncIdOfUser(user, third) }),
+      syncAction('update', soon(), { sync_id: syncIdOfUser(user, a), feed_url: feed('updated') }),
+      syncAction('unsubscribe', soon(), { sync_id: guid() }),
+    ]);
+    await syncThroughLog(app, user, [
+      subscribe,
+      syncAction('subscribe', soon(), { feed_url: feed('synced') }),
+    ]);
   }
 
   beforeAll(async () => {
@@ -90,6 +105,11 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
     );
     expect({ events, subscriptions }).toEqual(live);
     expect(subscriptions).toBeGreaterThanOrEqual(6);
+    // The sync actions seen are compared too: five of each user's history.
+    const [{ seen }] = await app.runtime.database.dataSource.query(
+      `SELECT count(*)::int AS seen FROM "${scratch}".sync_actions`,
+    );
+    expect(seen).toBeGreaterThanOrEqual(10);
     // Not a terminal: progress as plain lines on stderr, with the rate and the ETA.
     expect(d.stderr.text).toMatch(/^replay: 0\/\d+ events \(0%\), \d+ events\/s, ETA \?\n/);
     expect(d.stderr.text).toMatch(/replay: \d+ events in \d+\.\d s \(\d+ events\/s\)\n/);
@@ -153,10 +173,10 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog replay on the %s log
         `UPDATE "${schema}".subscriptions SET is_subscribed = NOT is_subscribed WHERE user_id = $1 AND id = $2`,
         [alice.id, sub.id],
       );
-      await dataSource.query(`INSERT INTO "${schema}".user_clocks (user_id, last_instant) VALUES ($1, $2)`, [
-        clockRow.user_id,
-        clockRow.last_instant,
-      ]);
+      await dataSource.query(
+        `INSERT INTO "${schema}".user_clocks (user_id, last_instant, sync_clock) VALUES ($1, $2, $3)`,
+        [clockRow.user_id, clockRow.last_instant, clockRow.sync_clock],
+      );
     }
     expect(await replay(deps(), { verify: true, schema: uniqueName('scratch') })).toBe(0);
   });

@@ -111,7 +111,8 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
     const schema = this.readModel.schema;
     const saga = new DeletionSagaQuery(schema);
     return inTransaction(this.database.dataSource, async (sql) => {
-      const lastInstant = await saga.lockClock(sql, userId);
+      const clocks = await saga.lockClock(sql, userId);
+      const { lastInstant } = clocks;
       const earlier = await saga.result(sql, deletionId);
       if (earlier) return earlier;
       const states = await loadStates(
@@ -123,9 +124,11 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
           feedUrls: [],
           deletionIds: [[userId, deletionId]],
           deviceIds: [],
+          syncIds: [],
+          actionIds: [],
           wholeUsers: new Set(),
         },
-        new Map([[userId, lastInstant]]),
+        new Map([[userId, clocks]]),
       );
       const state = states.get(userId);
       if (state?.deletions.get(deletionId)?.status !== 'PENDING') return null;

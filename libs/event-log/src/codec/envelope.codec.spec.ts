@@ -8,6 +8,7 @@ import {
   EventHeaders,
   MalformedEventError,
   MAX_PLAY_SECONDS,
+  MAX_SYNC_ACTIONS,
   unstorablePart,
 } from './envelope.codec';
 
@@ -44,6 +45,22 @@ const action = (fields: Record<string, unknown> = {}) => ({
   ...fields,
 });
 const actions = (...list: unknown[]) => ({ type: 'EpisodeActionsUploaded', userId: user, actions: list });
+const client = '5f0c6a1e-8d3b-4c2a-9e7f-1b2c3d4e5f60';
+const subscribe = (fields: Record<string, unknown> = {}) => ({
+  type: 'subscription',
+  action: 'subscribe',
+  action_id: '7d444840-9dc0-41dd-8e6a-5c1a1b8a2f3e',
+  occurred_at: '2026-11-26T01:02:03.123456+01:00',
+  data: { feed_url: 'https://example.com/feed.xml' },
+  ...fields,
+});
+const sync = (list: unknown[], fields: Record<string, unknown> = {}) => ({
+  type: 'SyncActionsPosted',
+  userId: user,
+  clientId: client,
+  actions: list,
+  ...fields,
+});
 const device = (fields: Record<string, unknown>) => ({
   type: 'DeviceUpdateRequested',
   userId: user,
@@ -104,6 +121,20 @@ const FULL: { readonly [K in LogEventType]: Required<EventOf<K>> } = {
       },
     ],
   },
+  SyncActionsPosted: {
+    type: 'SyncActionsPosted',
+    userId: user,
+    clientId: '5f0c6a1e-8d3b-4c2a-9e7f-1b2c3d4e5f60',
+    actions: [
+      {
+        type: 'subscription',
+        action: 'subscribe',
+        action_id: '7d444840-9dc0-41dd-8e6a-5c1a1b8a2f3e',
+        occurred_at: '2026-11-26T01:02:03.123456Z',
+        data: { feed_url: 'https://example.com/feed.xml' },
+      },
+    ],
+  },
 };
 
 /** The keys of T's properties that are not optional. */
@@ -119,6 +150,7 @@ const REQUIRED: { readonly [K in LogEventType]: readonly RequiredKey<EventOf<K>>
   DeviceUpdateRequested: ['type', 'userId', 'deviceId'],
   GpodderUploadRequested: ['type', 'userId', 'deviceId', 'add', 'remove'],
   EpisodeActionsUploaded: ['type', 'userId', 'actions'],
+  SyncActionsPosted: ['type', 'userId', 'clientId', 'actions'],
 };
 
 // The compiler holds each schema against its domain type (NO_DRIFT in envelope.codec.ts); these
@@ -191,6 +223,11 @@ describe('checkEvent', () => {
           }),
         ),
       ],
+      [
+        'sync actions as sent, of any JSON (the decider judges each)',
+        sync([subscribe(), subscribe({ data: 'not an object', occurred_at: 7 }), 'text', null, [1, 2], {}]),
+      ],
+      [`${MAX_SYNC_ACTIONS} sync actions`, sync(Array.from({ length: MAX_SYNC_ACTIONS }, () => subscribe()))],
       ['fields that a newer writer added', { ...add([item()]), addedLater: { any: 'thing' } }],
       ['an explicitly undefined optional field', device({ caption: undefined })],
     ])('accepts %s', (_name, value) => {
@@ -274,6 +311,21 @@ describe('checkEvent', () => {
       ],
       ['a negative start', actions(action({ started: -1 })), /started/],
       ['a device id in an action that is not one', actions(action({ device: 'my phone' })), /device/],
+      ['a sync request of no actions', sync([]), /\/actions/],
+      [
+        `a sync request of ${MAX_SYNC_ACTIONS + 1} actions`,
+        sync(Array.from({ length: MAX_SYNC_ACTIONS + 1 }, () => subscribe())),
+        /\/actions/,
+      ],
+      ['sync actions that are not an array', sync({ 0: subscribe() } as unknown as unknown[]), /\/actions/],
+      ['a sync request without its client', sync([subscribe()], { clientId: undefined }), /clientId/],
+      ['a Client-ID that is not a UUID', sync([subscribe()], { clientId: 'my-phone' }), /\/clientId/],
+      ['a Client-ID in upper case', sync([subscribe()], { clientId: client.toUpperCase() }), /\/clientId/],
+      [
+        'a Client-ID of another UUID version',
+        sync([subscribe()], { clientId: 'c232ab00-9414-11ec-b3c8-9e6bdeced846' }),
+        /\/clientId/,
+      ],
     ])('refuses %s, naming the field', (_name, value, field) => {
       const message = verdict(value as Record<string, unknown>);
       expect(message).toMatch(new RegExp(`^${value.type} does not match its schema`));
@@ -310,6 +362,8 @@ describe('checkEvent', () => {
       ['a lone low surrogate at the start of a string', add([item({ guid: '\udc00x' })])],
       ['U+0000 in a key', { ...add([item()]), ['k\u0000']: 1 }],
       ['U+0000 deep in an episode action', actions(action({ episode: 'https://example.com/\u0000.mp3' }))],
+      ['a lone surrogate deep in a sync action', sync([subscribe({ data: { feed_url: ['x\ud800'] } })])],
+      ['U+0000 in a key of a sync action', sync([{ ...subscribe(), ['k\u0000']: 1 }])],
     ])('refuses %s, from the value and from its JSON alike', (_name, value) => {
       expect(verdict(value)).toMatch(unstorable);
       expect(verdict(value, encodeValue(value as unknown as LogEvent))).toMatch(unstorable);

@@ -28,12 +28,19 @@ import {
 export const MAX_PLAY_SECONDS = 2 ** 31 - 1;
 /** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
 export const MAX_UPLOAD_URLS = 10_000;
+/** The most actions one sync request carries (CONTRACT: 1 to 30). */
+export const MAX_SYNC_ACTIONS = 30;
 
 const guid = string({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
 });
 const userId = string({ minLength: 1 });
 const deviceId = string({ format: 'device-id' });
+/** A Client-ID as the API passes it on: a UUID version 4, lower-case, as the read model's `uuid`
+ * column gives it back (an upper-case one would read back otherwise than the decider kept it). */
+const clientId = string({
+  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$',
+});
 const count = integer({ minimum: 0 });
 const seconds = integer({ minimum: 0, maximum: MAX_PLAY_SECONDS });
 /** `feedUrl` and `guid` are kept raw: the decider validates them (see AddItem). */
@@ -89,6 +96,11 @@ const EVENT_SCHEMAS = {
       ),
       { maxItems: MAX_UPLOAD_URLS },
     ),
+  }),
+  /** The actions as sent, any JSON: the decider judges each (a malformed one is `rejected`). */
+  SyncActionsPosted: event('SyncActionsPosted', {
+    clientId,
+    actions: list(anything(), { minItems: 1, maxItems: MAX_SYNC_ACTIONS }),
   }),
 } as const;
 

@@ -1,3 +1,4 @@
+import { syncIdOf } from '@castlog/domain';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/support/databases';
 import { readModelMigrations } from './read-model.migration';
@@ -78,5 +79,184 @@ describe('read-model migration: one row per new subscription, on a read model wr
     expect(await feedUrls()).toEqual(feedUrlsBefore);
     await run('up', oneRow);
     expect(await guids()).toEqual(guidsBefore);
+  });
+});
+
+/** A read model written before the sync face: after the migration each row has the sync_id
+ * `syncIdOf` gives it, the other sync fields as the stored columns tell them, and the user's sync
+ * clock its last cursor; and the migration goes back. */
+describe('read-model migration: the sync face, on a read model written before it', () => {
+  const S2 = 'rm_sync_upgrade';
+  let dataSource: DataSource;
+  const migrations = readModelMigrations(S2).map((Migration) => new Migration());
+  const syncFace = migrations[3]!;
+  const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await migration[step](runner);
+    } finally {
+      await runner.release();
+    }
+  };
+  /** Non-ASCII user ids: the SQL hashes their UTF-8 bytes, as `syncIdOf` does. */
+  const [U1, U2, U3, NOBODY] = ['usér-ü 用户 🎙', "o'brien", 'user-busy', 'user-nobody'];
+  const [A, B, C, D, E] = ['a', 'b', 'c', 'd', 'e'].map((x) => `${x.repeat(8)}-0000-4000-8000-000000000000`);
+  const columns = async (table: string) =>
+    (
+      await dataSource.query(
+        `SELECT column_name AS name FROM information_schema.columns
+          WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
+        [S2, table],
+      )
+    ).map((row: { name: string }) => row.name);
+
+  beforeAll(async () => {
+    dataSource = new DataSource({
+      type: 'postgres',
+      url: await createTestDatabase('read_model_sync_upgrade'),
+    });
+    await dataSource.initialize();
+    for (const migration of migrations.slice(0, 3)) await run('up', migration);
+    const insert = (rows: string) =>
+      dataSource.query(
+        `INSERT INTO ${S2}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
+                                          deleted, merged_into, deletion_id, latest_guid, created)
+         VALUES ${rows}`,
+        [U1, U2, A, B, C, D, E],
+      );
+    // U1: A and B created at 100 (one change time: id order), C unsubscribed at 300, D merged into A
+    // at 200, E deleted at 400. U2: the same ids, A re-guided at 250.
+    await insert(`
+      ($1, $3, 'https://a.example/', true, 100, NULL, NULL, NULL, NULL, $3, 100),
+      ($1, $4, 'https://b.example/', true, 100, NULL, NULL, NULL, NULL, $4, 100),
+      ($1, $5, 'https://c.example/', false, 300, NULL, NULL, NULL, NULL, $5, 50),
+      ($1, $6, 'https://d.example/', true, 60, 200, NULL, $3, NULL, $6, 60),
+      ($1, $7, 'https://e.example/', false, 400, NULL, 400, NULL, 9, $7, 70),
+      ($2, $3, 'https://a.example/', true, 100, 250, NULL, NULL, NULL, $4, 100)`);
+    // U3: 1,001 subscriptions changed in one millisecond (1), then one in the next (2): the cursors of
+    // the first run past 2's, and the last one's comes after them.
+    await dataSource.query(
+      `INSERT INTO ${S2}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, latest_guid, created)
+       SELECT $1, g.id, 'https://busy.example/' || n, true, CASE WHEN n < 1001 THEN 1 ELSE 2 END, g.id, 1
+         FROM generate_series(0, 1001) AS n
+        CROSS JOIN LATERAL (SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0'))::uuid AS id) g`,
+      [U3],
+    );
+    await dataSource.query(
+      `INSERT INTO ${S2}.user_clocks (user_id, last_instant) VALUES ($1, 400), ($2, 250), ($3, 2), ($4, 7)`,
+      [U1, U2, U3, NOBODY],
+    );
+    await run('up', syncFace);
+  });
+  afterAll(() => dataSource?.destroy());
+
+  it('gives every row the sync_id syncIdOf gives it, non-ASCII user ids included', async () => {
+    const rows: { user_id: string; id: string; sync_id: string }[] = await dataSource.query(
+      `SELECT user_id, id, sync_id FROM ${S2}.subscriptions`,
+    );
+    expect(rows).toHaveLength(6 + 1002);
+    for (const row of rows) expect(row.sync_id).toBe(syncIdOf(row.user_id, row.id));
+    expect(new Set(rows.map((row) => row.sync_id)).size).toBe(rows.length);
+  });
+
+  it("fills the other sync fields from the stored columns, the cursors increasing by each user's changes", async () => {
+    const ms = (instant: number | null) => (instant === null ? null : instant * 1000);
+    const expected = (
+      userId: string,
+      id: string,
+      [subscribed, unsubscribed, state, identity, updated]: readonly [
+        number,
+        number | null,
+        number,
+        number,
+        number,
+      ],
+      cursor: number,
+    ) => ({
+      user_id: userId,
+      id,
+      subscribed_at: ms(subscribed),
+      unsubscribed_at: ms(unsubscribed),
+      state_time: ms(state),
+      identity_time: ms(identity),
+      last_updated: ms(updated),
+      last_client_id: null,
+      sync_cursor: cursor,
+    });
+    expect(
+      await dataSource.query(
+        `SELECT user_id, id, subscribed_at::float8 AS subscribed_at, unsubscribed_at::float8 AS unsubscribed_at,
+                state_time::float8 AS state_time, identity_time::float8 AS identity_time,
+                last_updated::float8 AS last_updated, last_client_id, sync_cursor::float8 AS sync_cursor
+           FROM ${S2}.subscriptions WHERE user_id <> $1 ORDER BY user_id = $2, sync_cursor`,
+        [U3, U2],
+      ),
+    ).toEqual([
+      expected(U1, A, [100, null, 100, 100, 100], 100_000),
+      expected(U1, B, [100, null, 100, 100, 100], 100_001),
+      expected(U1, D, [60, 200, 60, 200, 200], 200_000),
+      expected(U1, C, [50, 300, 300, 50, 300], 300_000),
+      expected(U1, E, [70, 400, 400, 70, 400], 400_000),
+      expected(U2, A, [100, null, 100, 250, 250], 250_000),
+    ]);
+    const busy: { sync_cursor: number }[] = await dataSource.query(
+      `SELECT sync_cursor::float8 AS sync_cursor FROM ${S2}.subscriptions WHERE user_id = $1 ORDER BY id`,
+      [U3],
+    );
+    expect(busy.map((row) => row.sync_cursor)).toEqual(Array.from({ length: 1002 }, (_, n) => 1000 + n));
+  });
+
+  it("sets each user's sync clock to the user's last cursor (0 without subscriptions), and makes the sync tables", async () => {
+    const clocks: { user_id: string }[] = await dataSource.query(
+      `SELECT user_id, last_instant::float8 AS last_instant, sync_clock::float8 AS sync_clock FROM ${S2}.user_clocks`,
+    );
+    expect(clocks.sort((a, b) => (a.user_id < b.user_id ? -1 : 1))).toEqual([
+      { user_id: U2, last_instant: 250, sync_clock: 250_000 },
+      { user_id: U3, last_instant: 2, sync_clock: 2001 },
+      { user_id: NOBODY, last_instant: 7, sync_clock: 0 },
+      { user_id: U1, last_instant: 400, sync_clock: 400_000 },
+    ]);
+    // Only the fields the domain allows to be null may be.
+    await expect(
+      dataSource.query(`UPDATE ${S2}.subscriptions SET sync_cursor = NULL WHERE user_id = $1`, [U2]),
+    ).rejects.toThrow(/null value in column "sync_cursor"/);
+    await expect(
+      dataSource.query(`UPDATE ${S2}.subscriptions SET sync_id = $2 WHERE user_id = $1 AND id = $3`, [
+        U1,
+        syncIdOf(U1, B),
+        A,
+      ]),
+    ).rejects.toThrow(/duplicate key value/);
+    await expect(
+      dataSource.query(
+        `INSERT INTO ${S2}.sync_actions (user_id, action_id, status, fingerprint) VALUES ($1, $2, 'lost', 'f')`,
+        [U1, A],
+      ),
+    ).rejects.toThrow(/check constraint/);
+  });
+
+  it('goes back to the columns and tables there were, and up again', async () => {
+    const [subscriptions, clocks] = [await columns('subscriptions'), await columns('user_clocks')];
+    await run('down', syncFace);
+    expect(await columns('subscriptions')).toEqual(
+      subscriptions.filter(
+        (name: string) =>
+          ![
+            'sync_id',
+            'subscribed_at',
+            'unsubscribed_at',
+            'state_time',
+            'identity_time',
+            'last_updated',
+            'last_client_id',
+            'sync_cursor',
+          ].includes(name),
+      ),
+    );
+    expect(await columns('user_clocks')).toEqual(['user_id', 'last_instant']);
+    expect(await columns('sync_actions')).toEqual([]);
+    await run('up', syncFace);
+    expect(await columns('subscriptions')).toEqual(subscriptions);
+    expect(await columns('user_clocks')).toEqual(clocks);
   });
 });

@@ -194,17 +194,108 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
-  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription];
+  /** The sync draft's face (CONTRACT, "The Open Podcast API sync draft"): each subscription's
+   * sync_id, its last-write-wins part times, last change and sync cursor (Micros, microseconds since
+   * the epoch), the user's sync clock, and the sync actions seen. Rows written before it get their
+   * sync_id exactly as `syncIdOf` computes it, and for the rest the best the stored columns tell
+   * (see `up`): the log holds the truth, and a replay derives it. */
+  class SyncFace implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000011`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE ${s}.subscriptions
+          ADD COLUMN sync_id uuid, ADD COLUMN subscribed_at bigint, ADD COLUMN unsubscribed_at bigint,
+          ADD COLUMN state_time bigint, ADD COLUMN identity_time bigint, ADD COLUMN last_updated bigint,
+          ADD COLUMN last_client_id uuid, ADD COLUMN sync_cursor bigint`);
+      // Approximations but for sync_id: a subscription was subscribed since its creation, and its
+      // latest change (change_time) set its state when it is not subscribed on the sync face and is
+      // its last update; its state part was last written with is_subscribed, its identity part with
+      // its latest guid (or at its creation); no Client-ID. Cursors follow the latest changes in
+      // (change_time, id) order, strictly increasing per user and never below the change's time:
+      // c_i = max(t_i, c_(i-1) + 1) over the user's rows, which is i + max over j <= i of (t_j - j).
+      await queryRunner.query(`
+        WITH ranked AS (
+               SELECT user_id, id, change_time * 1000 AS t, ${syncIdDigestSql('user_id', 'id')} AS digest,
+                      row_number() OVER (PARTITION BY user_id ORDER BY change_time, id) AS i
+                 FROM ${s}.subscriptions),
+             cursors AS (
+               SELECT user_id, id, digest,
+                      i + max(t - i) OVER (PARTITION BY user_id ORDER BY i ROWS UNBOUNDED PRECEDING) AS cursor
+                 FROM ranked)
+        UPDATE ${s}.subscriptions sub SET
+          sync_id = ${uuidV4Sql('c.digest')},
+          subscribed_at = sub.created * 1000,
+          unsubscribed_at = CASE WHEN sub.is_subscribed AND sub.merged_into IS NULL THEN NULL
+                                 ELSE sub.change_time * 1000 END,
+          state_time = sub.subscription_changed * 1000,
+          identity_time = greatest(sub.created, sub.guid_changed) * 1000,
+          last_updated = sub.change_time * 1000,
+          sync_cursor = c.cursor
+          FROM cursors c
+         WHERE c.user_id = sub.user_id AND c.id = sub.id`);
+      // One statement, so one scan checks them all.
+      await queryRunner.query(`
+        ALTER TABLE ${s}.subscriptions
+          ALTER COLUMN sync_id SET NOT NULL, ALTER COLUMN subscribed_at SET NOT NULL,
+          ALTER COLUMN state_time SET NOT NULL, ALTER COLUMN identity_time SET NOT NULL,
+          ALTER COLUMN last_updated SET NOT NULL, ALTER COLUMN sync_cursor SET NOT NULL`);
+      // The projector loads subscriptions by sync_id; the sync listing pages by cursor.
+      await queryRunner.query(`CREATE UNIQUE INDEX ON ${s}.subscriptions (user_id, sync_id)`);
+      await queryRunner.query(`CREATE INDEX ON ${s}.subscriptions (user_id, sync_cursor)`);
+      await queryRunner.query(`ALTER TABLE ${s}.user_clocks ADD COLUMN sync_clock bigint NOT NULL DEFAULT 0`);
+      await queryRunner.query(`
+        UPDATE ${s}.user_clocks c SET sync_clock = m.cursor
+          FROM (SELECT user_id, max(sync_cursor) AS cursor FROM ${s}.subscriptions GROUP BY user_id) m
+         WHERE m.user_id = c.user_id`);
+      await queryRunner.query(`
+        CREATE TABLE ${s}.sync_actions (
+          user_id text NOT NULL,
+          action_id uuid NOT NULL,
+          status text NOT NULL CHECK (status IN ('applied', 'ignored', 'rejected')),
+          reason text,
+          fingerprint text NOT NULL,
+          subscription_id uuid,
+          PRIMARY KEY (user_id, action_id)
+        )`);
+    }
+
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`DROP TABLE ${s}.sync_actions`);
+      await queryRunner.query(`ALTER TABLE ${s}.user_clocks DROP COLUMN sync_clock`);
+      // Their indexes go with them.
+      await queryRunner.query(`
+        ALTER TABLE ${s}.subscriptions
+          DROP COLUMN sync_id, DROP COLUMN subscribed_at, DROP COLUMN unsubscribed_at, DROP COLUMN state_time,
+          DROP COLUMN identity_time, DROP COLUMN last_updated, DROP COLUMN last_client_id, DROP COLUMN sync_cursor`);
+    }
+  }
+
+  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription, SyncFace];
 }
 
+/** `syncIdOf` in SQL, in two steps, over the SQL expressions of a user id (text) and a subscription
+ * id (uuid): the first 16 bytes of SHA-256 of "castlog sync_id", NUL, the user id, NUL and the id
+ * as lower-case text, all UTF-8 (`syncIdDigestSql`); then those bytes with the version 4 and
+ * RFC 9562 variant bits, as a uuid (`uuidV4Sql`). Written out here for the migration that fills the
+ * rows stored before sync_ids existed: it must keep computing what `syncIdOf` computed then. */
+const syncIdDigestSql = (userId: string, id: string): string =>
+  `substring(sha256(convert_to('castlog sync_id', 'UTF8') || '\\x00'::bytea || convert_to(${userId}, 'UTF8') ||
+                    '\\x00'::bytea || convert_to(${id}::text, 'UTF8')) FROM 1 FOR 16)`;
+
+const uuidV4Sql = (digest: string): string =>
+  `encode(set_byte(set_byte(${digest}, 6, (get_byte(${digest}, 6) & 15) | 64),
+                   8, (get_byte(${digest}, 8) & 63) | 128), 'hex')::uuid`;
+
 /** The indexes the migrations above create that only the read model's readers use — the change
- * listing, the request history, the gpodder.net face's episode-action downloads, the deletion
- * saga's pending deletions — and no statement of the projector does. A replay into an empty schema
- * builds them once its tables are full, which costs less than keeping them up to date through
- * every write. PostgreSQL's names for them. */
+ * listing, the sync listing, the request history, the gpodder.net face's episode-action downloads,
+ * the deletion saga's pending deletions — and no statement of the projector does. A replay into an
+ * empty schema builds them once its tables are full, which costs less than keeping them up to date
+ * through every write. PostgreSQL's names for them. */
 export const READER_INDEXES: readonly string[] = [
   'subscriptions_user_id_change_time_id_idx',
   'request_outcomes_user_id_partition_offset_idx',
   'episode_actions_user_id_received_at_idx',
   'deletions_status_idx',
+  'subscriptions_user_id_sync_cursor_idx',
 ];

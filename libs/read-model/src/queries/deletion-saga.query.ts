@@ -1,4 +1,5 @@
 import { quoteIdent, Sql } from '../sql';
+import { UserClocks } from '../user-clocks';
 
 /** A row of `deletion_saga`: the saga's result for one deletion, and whether it is in the log. */
 export interface SagaRow {
@@ -19,17 +20,17 @@ export class DeletionSagaQuery {
   }
 
   /** Locks the user's clock (the projector takes the same lock), creating it at 0 when missing;
-   * answers its last instant. Inside a transaction. */
-  async lockClock(sql: Sql, userId: string): Promise<number> {
+   * answers its last instant and last sync cursor. Inside a transaction. */
+  async lockClock(sql: Sql, userId: string): Promise<UserClocks> {
     await sql.query(
       `INSERT INTO ${this.s}.user_clocks (user_id, last_instant) VALUES ($1, 0) ON CONFLICT DO NOTHING`,
       [userId],
     );
-    const [clock] = await sql.query<{ last_instant: string }>(
-      `SELECT last_instant FROM ${this.s}.user_clocks WHERE user_id = $1 FOR UPDATE`,
+    const [clock] = await sql.query<{ last_instant: string; sync_clock: string }>(
+      `SELECT last_instant, sync_clock FROM ${this.s}.user_clocks WHERE user_id = $1 FOR UPDATE`,
       [userId],
     );
-    return Number(clock?.last_instant ?? 0);
+    return { lastInstant: Number(clock?.last_instant ?? 0), syncClock: Number(clock?.sync_clock ?? 0) };
   }
 
   async result(sql: Sql, deletionId: number): Promise<SagaRow | undefined> {

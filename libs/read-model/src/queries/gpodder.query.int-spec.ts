@@ -36,8 +36,9 @@ describe('GpodderQuery', () => {
     for (const [i, row] of rows.entries()) {
       await database.dataSource.query(
         `INSERT INTO ${S}.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
-                                         deleted, merged_into, deletion_id, latest_guid, created)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $2, $5)`,
+                                         deleted, merged_into, deletion_id, latest_guid, created, sync_id,
+                                         subscribed_at, state_time, identity_time, last_updated, sync_cursor)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $2, $5, gen_random_uuid(), 0, 0, 0, 0, 0)`,
         [
           user,
           ids[i],

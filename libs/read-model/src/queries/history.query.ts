@@ -17,6 +17,9 @@ export interface SubscriptionFamily {
   /** The feed_url each of them holds now, as stored (not normalised). */
   readonly current_feed_urls: string[] | null;
   readonly deletion_ids: string[] | null;
+  /** Their sync_ids, and the sync actions seen that acted on one of them. */
+  readonly sync_ids: string[] | null;
+  readonly action_ids: string[] | null;
 }
 
 /** What `castlog history` reads of the read model: a user's stored outcomes, and the family of a
@@ -46,9 +49,9 @@ export class HistoryQuery {
     return first;
   }
 
-  /** The guids, normalised feed URLs (those mapping to them, and those they hold now) and deletion
-   * ids of the subscription `guid` (normalised) resolves to, following merges, and of the
-   * subscriptions merged into it. */
+  /** The guids, normalised feed URLs (those mapping to them, and those they hold now), deletion
+   * ids, sync_ids and the sync actions that acted on them, of the subscription `guid` (normalised)
+   * resolves to, following merges, and of the subscriptions merged into it. */
   async family(userId: string, guid: string): Promise<SubscriptionFamily | undefined> {
     const s = quoteIdent(this.readModel.schema);
     const [family] = await this.sql.query<SubscriptionFamily>(
@@ -74,7 +77,11 @@ export class HistoryQuery {
               (SELECT array_agg(feed_url) FROM ${s}.subscriptions
                 WHERE user_id = $1 AND id IN (SELECT id FROM family)) AS current_feed_urls,
               (SELECT array_agg(deletion_id::text) FROM ${s}.deletions
-                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS deletion_ids`,
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS deletion_ids,
+              (SELECT array_agg(sync_id::text) FROM ${s}.subscriptions
+                WHERE user_id = $1 AND id IN (SELECT id FROM family)) AS sync_ids,
+              (SELECT array_agg(action_id::text) FROM ${s}.sync_actions
+                WHERE user_id = $1 AND subscription_id IN (SELECT id FROM family)) AS action_ids`,
       [userId, guid],
     );
     return family;

@@ -18,6 +18,14 @@ const [A1, A2, B1, C1] = [
   'b1000000-0000-4000-8000-000000000000',
   'c1000000-0000-4000-8000-000000000000',
 ];
+/** The sync_ids of A, B and C, and two sync actions seen: one that acted on C, one on nothing. */
+const [SA, SB, SC, X1, X2] = [
+  '5a000000-0000-4000-8000-000000000000',
+  '5b000000-0000-4000-8000-000000000000',
+  '5c000000-0000-4000-8000-000000000000',
+  'f1000000-0000-4000-8000-000000000000',
+  'f2000000-0000-4000-8000-000000000000',
+];
 
 /** The read model's queries against rows written as the projector writes them: subscription A
  * (guids A1 then A2), B merged into A, C deleted by deletion 7. */
@@ -33,11 +41,20 @@ describe('read-model queries', () => {
     await sql.query(
       `INSERT INTO ${S}.subscriptions
          (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed, deleted, merged_into, deletion_id,
-          latest_guid, created, created_feed_url)
-       VALUES ($1, $2, 'https://a.example/rss', true, 100, 200, NULL, NULL, NULL, $3, 100, 'https://a.example/rss'),
-              ($1, $4, 'https://b.example/rss', true, 150, NULL, NULL, $2, NULL, $4, 150, 'https://b.example/rss'),
-              ($1, $5, 'https://c.example/rss', false, 300, NULL, 300, NULL, 7, $5, 120, 'https://c.example/rss')`,
-      [U, A1, A2, B1, C1],
+          latest_guid, created, created_feed_url, sync_id, subscribed_at, unsubscribed_at, state_time, identity_time,
+          last_updated, sync_cursor)
+       VALUES ($1, $2, 'https://a.example/rss', true, 100, 200, NULL, NULL, NULL, $3, 100, 'https://a.example/rss',
+               $6, 100000, NULL, 100000, 200000, 200000, 200000),
+              ($1, $4, 'https://b.example/rss', true, 150, NULL, NULL, $2, NULL, $4, 150, 'https://b.example/rss',
+               $7, 150000, 150000, 150000, 150000, 150000, 150000),
+              ($1, $5, 'https://c.example/rss', false, 300, NULL, 300, NULL, 7, $5, 120, 'https://c.example/rss',
+               $8, 120000, 300000, 300000, 120000, 300000, 300000)`,
+      [U, A1, A2, B1, C1, SA, SB, SC],
+    );
+    await sql.query(
+      `INSERT INTO ${S}.sync_actions (user_id, action_id, status, reason, fingerprint, subscription_id)
+       VALUES ($1, $2, 'applied', NULL, 'f', $3), ($1, $4, 'rejected', 'Entity not found', 'f', NULL)`,
+      [U, X1, C1, X2],
     );
     await sql.query(
       `INSERT INTO ${S}.subscription_later_guids (user_id, guid, subscription_id, since, position)
@@ -133,11 +150,12 @@ describe('read-model queries', () => {
       await database.dataSource.query(
         `INSERT INTO ${S}.subscriptions
            (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed, deleted, merged_into, deletion_id,
-            latest_guid, created, created_feed_url)
+            latest_guid, created, created_feed_url, sync_id, subscribed_at, state_time, identity_time,
+            last_updated, sync_cursor)
          SELECT $1, md5('chain-' || i)::uuid, 'https://hop' || i || '.example/', true, 100 + i,
                 CASE WHEN i < $2 THEN 1000 + i END, NULL,
                 CASE WHEN i < $2 THEN md5('chain-' || (i + 1))::uuid END, NULL,
-                md5('chain-' || i)::uuid, 100 + i, 'https://hop' || i || '.example/'
+                md5('chain-' || i)::uuid, 100 + i, 'https://hop' || i || '.example/', gen_random_uuid(), 0, 0, 0, 0, i
            FROM generate_series(0, $2) AS i`,
         [user, hops],
       );
@@ -213,17 +231,23 @@ describe('read-model queries', () => {
       expect(family?.feed_urls?.sort()).toEqual(['https://a.example/rss', 'https://b.example/rss']);
       expect(family?.current_feed_urls?.length).toBe(2);
       expect(family?.deletion_ids).toBeNull();
+      expect(family?.sync_ids?.sort()).toEqual([SA, SB]);
+      expect(family?.action_ids).toBeNull();
       expect(await query().family(U, C1)).toEqual({
         guids: [C1],
         feed_urls: ['https://c.example/rss'],
         current_feed_urls: ['https://c.example/rss'],
         deletion_ids: ['7'],
+        sync_ids: [SC],
+        action_ids: [X1],
       });
       expect(await query().family(U, 'd1000000-0000-4000-8000-000000000000')).toEqual({
         guids: null,
         feed_urls: null,
         current_feed_urls: null,
         deletion_ids: null,
+        sync_ids: null,
+        action_ids: null,
       });
     });
   });
@@ -234,7 +258,7 @@ describe('read-model queries', () => {
       const sql = database.dataSource;
       expect(await saga.pendingWithoutResult(sql)).toEqual([{ user_id: OTHER, deletion_id: '8' }]);
       const clock = await inTransaction(sql, (tx) => saga.lockClock(tx, OTHER));
-      expect(clock).toBe(0);
+      expect(clock).toEqual({ lastInstant: 0, syncClock: 0 });
       const row = await saga.recordCompleted(sql, 8, OTHER, 400);
       expect(row).toEqual({
         deletion_id: '8',
