@@ -30,7 +30,7 @@ import { basicOf, draftLogin, SyncClient, syncClientOf } from '../support/sync-f
  * After the runs, `castlog replay --verify` finds the read model equal to a replay of the log.
  */
 
-const RUNS = Number(process.env.CASTLOG_SYNC_RUNS ?? 20);
+const RUNS = Number(process.env.CASTLOG_SYNC_RUNS ?? 25);
 /** A page size small enough that one pull pages through the few feeds' entities. */
 const PULL_LIMIT = 2;
 
@@ -112,7 +112,7 @@ describe('sync face convergence over HTTP', () => {
 
   it('every client ends with the server view, and the server with the last-write-wins fold', async () => {
     const started = Date.now();
-    await fc.assert(fc.asyncProperty(scenarioArbitrary(40), runOnce), {
+    await fc.assert(fc.asyncProperty(scenarioArbitrary(60), runOnce), {
       numRuns: RUNS,
       // Shrinking makes a fresh user per try: stop in time for fast-check to report the seed.
       interruptAfterTimeLimit: 100_000,
