@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { WireEntity } from '../../libs/domain/src/testing/sync-clients';
 import { ApiClient, ApiResponse } from './api-client';
 import type { CastlogUnderTest, TestUser } from './start-castlog';
+import { draftSchemaErrors } from './sync-draft/draft-schema';
 
 /**
  * The Open Podcast API sync draft's face (CONTRACT.md, "The Open Podcast API sync draft") as one
  * client installation sees it: its credentials, its Client-ID, and the routes' paging followed as
- * a client follows it (the `next_since` and `next` URLs the answers carry).
+ * a client follows it (the `next_since` and `next` URLs the answers carry). Every entity and every
+ * action result it reads must match the draft's own schema.
  */
 
 export const SYNC_PATH = '/api/v1/sync';
@@ -74,6 +76,12 @@ export const syncClientOf = (app: CastlogUnderTest, authorization: string, clien
 const sinceOf = (url: string): string | undefined =>
   new URL(url, 'http://placeholder').searchParams.get('since') ?? undefined;
 
+/** Fails unless `value` matches the draft's schema `name`. */
+const matchDraft = (name: string, value: unknown, where: string): void => {
+  const errors = draftSchemaErrors(name, value);
+  if (errors !== undefined) throw new Error(`${where}: not a ${name}: ${errors} in ${JSON.stringify(value)}`);
+};
+
 /** No answer pages on forever: a loop of next links is a failure, not a hang. */
 const MAX_PAGES = 1_000;
 
@@ -98,7 +106,18 @@ export class SyncClient {
     const response = await this.postRaw({ requests: actions });
     if (response.status !== 200)
       throw new Error(`POST ${SYNC_PATH}: ${response.status} ${response.text.slice(0, 500)}`);
-    return response.body.results;
+    const results: SyncResult[] = response.body.results;
+    // A result that reached an entity is the draft's SubscriptionActionResult; one that reached none
+    // (rejected) its SyncActionResult.
+    for (const result of results)
+      matchDraft(
+        result.status === 'rejected' && !('subscribed_at' in result.data)
+          ? 'SyncActionResult'
+          : 'SubscriptionActionResult',
+        result,
+        `POST ${SYNC_PATH}`,
+      );
+    return results;
   }
 
   get(path: string): Promise<ApiResponse> {
@@ -122,6 +141,8 @@ export class SyncClient {
       const response = await this.get(next);
       if (response.status !== 200)
         throw new Error(`GET ${next}: ${response.status} ${response.text.slice(0, 500)}`);
+      for (const change of response.body.results as SyncChange[])
+        matchDraft('PersistedSubscription', change.data, `GET ${next}`);
       changes.push(...response.body.results);
       if (typeof response.body.next_since === 'string') since = sinceOf(response.body.next_since);
       else if (response.body.results.length > 0) throw new Error(`GET ${next}: results without next_since`);
@@ -145,6 +166,7 @@ export class SyncClient {
       const response = await this.get(next);
       if (response.status !== 200)
         throw new Error(`GET ${next}: ${response.status} ${response.text.slice(0, 500)}`);
+      for (const entity of response.body.results) matchDraft('PersistedSubscription', entity, `GET ${next}`);
       entities.push(...response.body.results);
       if (typeof response.body.next !== 'string') return entities;
       next = response.body.next;
