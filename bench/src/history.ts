@@ -130,6 +130,26 @@ export const METRICS: readonly Metric[] = [
     value: (r) => numberAt(r, 'gpodder.throughput_ratio_vs_baseline'),
     range: rangeAt('gpodder.throughput_ratio'),
   },
+  {
+    id: 'sync',
+    title: 'sync draft POSTs of 30 actions (actions/s), over /v1 POSTs of 30 items (items/s)',
+    column: 'sync POST',
+    unit: 'ratio',
+    target: 0.8,
+    targetText: '≥ 0.8',
+    value: (r) => numberAt(r, 'sync.throughput_ratio_vs_baseline'),
+    range: rangeAt('sync.throughput.throughput_ratio'),
+  },
+  {
+    id: 'sync-listing',
+    title: 'sync draft listing p99, castlog / bare SQL',
+    column: 'sync listing p99',
+    unit: 'ratio',
+    target: 1.5,
+    targetText: '≤ 1.5',
+    value: (r) => numberAt(r, 'sync.listing_p99_ratio_vs_baseline'),
+    range: rangeAt('sync.listing.p99_ratio'),
+  },
 ];
 
 interface Run {

@@ -12,7 +12,7 @@ export interface LoadSpec {
   readonly warmupMs: number;
   /** Per-client headers, cycled by client index (e.g. one Bearer token per user). */
   readonly clientHeaders: readonly Record<string, string>[];
-  readonly request: AddRequests | GetRequests;
+  readonly request: AddRequests | SyncRequests | GetRequests;
   readonly expectStatus: number;
 }
 
@@ -21,6 +21,16 @@ export interface AddRequests {
   readonly kind: 'add';
   readonly path: string;
   readonly items: number;
+  /** Makes the feed urls of this run unique. */
+  readonly runId: string;
+}
+
+/** POST `path` with `actions` sync-draft subscribe actions per request, each with a new feed url and
+ * a new action_id (so every action adds a subscription, as AddRequests' items do). */
+export interface SyncRequests {
+  readonly kind: 'sync';
+  readonly path: string;
+  readonly actions: number;
   /** Makes the feed urls of this run unique. */
   readonly runId: string;
 }

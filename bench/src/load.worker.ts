@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LoadMessage, LoadResult, LoadSpec } from './load';
@@ -37,6 +38,43 @@ function send(
   });
 }
 
+/** Client `index`'s request number `sequence`: what it sends, and where. */
+function requestOf(
+  { request: spec, concurrency }: LoadSpec,
+  index: number,
+  sequence: number,
+): { method: string; path: string; body?: string } {
+  if (spec.kind === 'get')
+    return {
+      method: 'GET',
+      path: spec.paths[(index + sequence * concurrency) % spec.paths.length] as string,
+    };
+  const feedUrl = (item: number) =>
+    `https://feeds.bench.example/${spec.runId}/c${index}/r${sequence}/i${item}.xml`;
+  if (spec.kind === 'add')
+    return {
+      method: 'POST',
+      path: spec.path,
+      body: JSON.stringify({
+        subscriptions: Array.from({ length: spec.items }, (_, item) => ({ feed_url: feedUrl(item) })),
+      }),
+    };
+  const occurredAt = new Date().toISOString();
+  return {
+    method: 'POST',
+    path: spec.path,
+    body: JSON.stringify({
+      requests: Array.from({ length: spec.actions }, (_, item) => ({
+        type: 'subscription',
+        action: 'subscribe',
+        action_id: randomUUID(),
+        occurred_at: occurredAt,
+        data: { feed_url: feedUrl(item) },
+      })),
+    }),
+  };
+}
+
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency });
   const latencies: number[] = [];
@@ -57,22 +95,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     for (let sequence = 0; ; sequence += 1) {
       const begin = performance.now();
       if (begin >= stopAt) return;
-      let method = 'GET';
-      let path: string;
-      let body: string | undefined;
-      if (spec.request.kind === 'add') {
-        const { runId, items } = spec.request;
-        method = 'POST';
-        path = spec.request.path;
-        body = JSON.stringify({
-          subscriptions: Array.from({ length: items }, (_, item) => ({
-            feed_url: `https://feeds.bench.example/${runId}/c${index}/r${sequence}/i${item}.xml`,
-          })),
-        });
-      } else {
-        const { paths } = spec.request;
-        path = paths[(index + sequence * spec.concurrency) % paths.length] as string;
-      }
+      const { method, path, body } = requestOf(spec, index, sequence);
       let status = 0;
       let failure: string | undefined;
       try {

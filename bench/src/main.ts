@@ -17,10 +17,11 @@ import { coldStartScenario } from './scenarios/coldstart';
 import { gpodderScenario } from './scenarios/gpodder';
 import { listingScenario } from './scenarios/listing';
 import { replayScenario } from './scenarios/replay';
+import { syncScenario } from './scenarios/sync';
 import { writeScenario } from './scenarios/write';
 import { evaluateTargets } from './targets';
 
-const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart', 'gpodder'] as const;
+const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart', 'gpodder', 'sync'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** The settings a full run uses; a run below any of them is labelled short (`-short` in its file
@@ -121,26 +122,36 @@ async function main(): Promise<void> {
       'a small smoke run: few events, short phases, results under .castlog/bench/quick/',
       false,
     )
-    .option('--concurrency <n>', 'concurrent HTTP clients of the write scenario', positiveInt, 64)
+    .option(
+      '--concurrency <n>',
+      'concurrent HTTP clients of the write scenario and the sync POSTs',
+      positiveInt,
+      64,
+    )
     .option(
       '--duration <s>',
-      'measured seconds per system and load phase, split over the rounds (default: write 30, listing 15; --quick 2)',
+      'measured seconds per system and load phase, split over the rounds (default: write and sync POSTs 30, listing and sync listing 15; --quick 2)',
       positiveNumber,
     )
     .option(
       '--rounds <n>',
-      'alternating baseline/castlog rounds of every scenario (default: write and gpodder 5, catchup, listing and coldstart 3; --quick 2 for write, 1 for the others)',
+      'alternating baseline/castlog rounds of every scenario (default: write, sync POSTs and gpodder 5, catchup, listing, sync listing and coldstart 3; --quick 2 for write and sync POSTs, 1 for the others)',
       positiveInt,
     )
     .option(
       '--warmup <s>',
-      'write scenario: the unmeasured pass of single POSTs each system gets first (default 60; --quick the phase duration)',
+      'write and sync scenarios: the unmeasured pass of POSTs each system or face gets first (default 60; --quick the phase duration)',
       nonNegativeNumber,
     )
-    .option('--listing-concurrency <n>', 'concurrent clients of the listing scenario', positiveInt, 8)
+    .option(
+      '--listing-concurrency <n>',
+      'concurrent clients of the listing scenario and the sync listing',
+      positiveInt,
+      8,
+    )
     .option(
       '--subscriptions <n>',
-      "the listing user's subscriptions (default 10,000; --quick 2,000)",
+      "the listing and sync listing user's subscriptions (default 10,000; --quick 2,000)",
       positiveInt,
     )
     .option(
@@ -193,6 +204,7 @@ async function main(): Promise<void> {
   const warmupPassS = options.warmup ?? (quick ? writeDurationS : FULL.warmupPassS);
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
+  const afterSince = Math.min(1000, Math.max(100, Math.round(subscriptions / 10)));
   const castlogSet = (() => {
     try {
       return castlogSettings(options.set);
@@ -222,6 +234,15 @@ async function main(): Promise<void> {
     ...(runs('gpodder') &&
     (options.gpodderClients !== FULL.gpodderClients || options.gpodderSyncs !== FULL.gpodderSyncs)
       ? [`gpodder: ${options.gpodderClients} clients, ${options.gpodderSyncs} incremental syncs`]
+      : []),
+    ...(runs('sync') && writeRounds < FULL.writeRounds ? [`sync: ${writeRounds} rounds of POSTs`] : []),
+    ...(runs('sync') && writeDurationS < FULL.writeDurationS
+      ? [`sync: ${writeDurationS} s of POSTs per face`]
+      : []),
+    ...(runs('sync') && warmupPassS < FULL.warmupPassS ? [`sync: ${warmupPassS} s warm-up pass`] : []),
+    ...(runs('sync') && otherRounds < FULL.otherRounds ? [`sync: ${otherRounds} listing rounds`] : []),
+    ...(runs('sync') && listingDurationS < FULL.listingDurationS
+      ? [`sync: listing ${listingDurationS} s per side`]
       : []),
   ];
   // Short runs and runs with settings of their own are experiments: not committed, so they go
@@ -321,7 +342,7 @@ async function main(): Promise<void> {
         outcomes.push(
           await listingScenario(infra, {
             subscriptions,
-            afterSince: Math.min(1000, Math.max(100, Math.round(subscriptions / 10))),
+            afterSince,
             concurrency: options.listingConcurrency,
             durationMs: listingDurationS * 1000,
             warmupMs,
@@ -348,6 +369,23 @@ async function main(): Promise<void> {
             clients: options.gpodderClients,
             syncs: options.gpodderSyncs,
             rounds: gpodderRounds,
+            castlogSettings: castlogSet,
+            log,
+          }),
+        );
+      } else if (scenario === 'sync') {
+        outcomes.push(
+          await syncScenario(infra, {
+            concurrency: options.concurrency,
+            durationMs: writeDurationS * 1000,
+            warmupMs,
+            rounds: writeRounds,
+            warmupPassMs: warmupPassS * 1000,
+            subscriptions,
+            afterSince,
+            listingConcurrency: options.listingConcurrency,
+            listingDurationMs: listingDurationS * 1000,
+            listingRounds: otherRounds,
             castlogSettings: castlogSet,
             log,
           }),

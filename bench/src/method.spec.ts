@@ -109,7 +109,7 @@ describe('the bench method', () => {
       catchup: { settings: { events: 20_000 }, throughput_ratio_vs_baseline: 0.9 },
     });
     const byId = Object.fromEntries(targets.map((target) => [target.id, target]));
-    expect(targets).toHaveLength(9);
+    expect(targets).toHaveLength(11);
     expect(byId['write.single.throughput']).toMatchObject({
       status: 'missed',
       figure: 0.61,
@@ -129,5 +129,19 @@ describe('the bench method', () => {
       },
     }).find((target) => target.id === 'gpodder.basic.throughput');
     expect(gpodder).toMatchObject({ status: 'met', figure: 0.93, every_round_met: false });
+    expect(byId['sync.throughput']).toMatchObject({ status: 'not measured' });
+    const sync = Object.fromEntries(
+      evaluateTargets({
+        sync: {
+          settings: { concurrency: 64 },
+          throughput_ratio_vs_baseline: 0.85,
+          throughput: { throughput_ratio: { median: 0.85, min: 0.81, max: 0.9 } },
+          listing_p99_ratio_vs_baseline: 1.6,
+          listing: { p99_ratio: { median: 1.6, min: 1.2, max: 1.7 } },
+        },
+      }).map((target) => [target.id, target]),
+    );
+    expect(sync['sync.throughput']).toMatchObject({ status: 'met', figure: 0.85, every_round_met: true });
+    expect(sync['sync.listing.p99']).toMatchObject({ status: 'missed', figure: 1.6, every_round_met: false });
   });
 });

@@ -67,8 +67,8 @@ const eventsAt = (path: string) => (result: Json) => {
     : `ran ${events?.toLocaleString('en-US') ?? 'an unknown number of'} events; the target is for 1,000,000`;
 };
 
-/** The issue's table, in its order, plus replay --verify finding no difference and the gpodder.net
- * clients' two ways of authenticating. */
+/** The issue's table, in its order, plus replay --verify finding no difference, the gpodder.net
+ * clients' two ways of authenticating, and the sync draft's face against /v1 and its bare SQL. */
 export const TARGETS: readonly TargetSpec[] = [
   {
     id: 'write.single.throughput',
@@ -180,6 +180,34 @@ export const TARGETS: readonly TargetSpec[] = [
     figure: (r) => ({
       value: numberAt(r, 'gpodder.throughput_ratio_vs_baseline'),
       rounds: spreadAt(r, 'gpodder.throughput_ratio'),
+    }),
+  },
+  {
+    id: 'sync.throughput',
+    scenario: 'sync',
+    what: 'sync draft POSTs of 30 actions (actions/s) over /v1 POSTs of 30 items (items/s), 64 clients',
+    target: '≥ 0.8 of the /v1 POSTs’ items/s (median of rounds)',
+    unit: 'ratio',
+    atLeast: 0.8,
+    figure: (r) => ({
+      value: numberAt(r, 'sync.throughput_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'sync.throughput.throughput_ratio'),
+    }),
+    notComparable: (r) => {
+      const clients = numberAt(r, 'sync.settings.concurrency');
+      return clients === 64 ? undefined : `ran ${clients} clients; the target is for 64`;
+    },
+  },
+  {
+    id: 'sync.listing.p99',
+    scenario: 'sync',
+    what: 'sync draft listing (GET /api/v1/sync pages) p99',
+    target: '≤ 1.5× the bare SQL',
+    unit: 'ratio',
+    atMost: 1.5,
+    figure: (r) => ({
+      value: numberAt(r, 'sync.listing_p99_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'sync.listing.p99_ratio'),
     }),
   },
 ];

@@ -3,11 +3,11 @@ import { BenchInfra } from '../infra';
 import { benchConfig, createDatabase, deleteTopics, startCastlog, uniqueName } from '../castlog';
 import { runLoad } from '../load';
 import { ScenarioOutcome } from '../report';
-import { alternate } from '../rounds';
+import { alternate, Side } from '../rounds';
 import { formatSpread, LatencySummary, ratio, round, since, spreadOf, summarize } from '../stats';
 import { targetOf } from '../targets';
 
-interface ListingFigures extends LatencySummary {
+export interface ListingFigures extends LatencySummary {
   readonly requests_per_s: number;
   readonly errors: number;
   readonly first_error?: string;
@@ -45,6 +45,110 @@ const listSql = (s: string) =>
     WHERE $5::bigint IS NULL OR (listed.change_time, listed.shown_guid) > ($5::bigint, $6::uuid)
     ORDER BY listed.change_time, listed.shown_guid
     LIMIT $3 OFFSET $4`;
+
+/** How each round of a listing comparison runs: `concurrency` clients, each in a closed loop, for
+ * `roundMs` after `warmupMs` unmeasured. */
+interface ListingRound {
+  readonly concurrency: number;
+  readonly roundMs: number;
+  readonly warmupMs: number;
+}
+
+/** One round of a statement alone on the pool, as the route's query sends it: client `c` asks for
+ * page `(c + sequence × concurrency) mod pages`, as the load's clients cycle their paths. */
+export async function measureStatement(
+  pool: Pool,
+  spec: ListingRound & {
+    /** Names the statement in the error thrown when a page finds nothing. */
+    readonly what: string;
+    readonly sql: string;
+    readonly params: (page: number) => unknown[];
+    readonly pages: number;
+  },
+): Promise<ListingFigures> {
+  const samples: number[] = [];
+  const start = performance.now();
+  const measureFrom = start + spec.warmupMs;
+  const stopAt = measureFrom + spec.roundMs;
+  let lastEnd = measureFrom;
+  await Promise.all(
+    Array.from({ length: spec.concurrency }, async (_, client) => {
+      for (let sequence = 0; ; sequence += 1) {
+        const begin = performance.now();
+        if (begin >= stopAt) return;
+        const page = (client + sequence * spec.concurrency) % spec.pages;
+        const { rows } = await pool.query(spec.sql, spec.params(page));
+        if (rows.length === 0) throw new Error(`${spec.what} found nothing`);
+        const end = performance.now();
+        if (begin < measureFrom) continue;
+        samples.push(end - begin);
+        lastEnd = Math.max(lastEnd, end);
+      }
+    }),
+  );
+  return {
+    ...summarize(samples),
+    requests_per_s: round(samples.length / ((lastEnd - measureFrom) / 1000), 1),
+    errors: 0,
+  };
+}
+
+/** One round of castlog's GETs of `paths` over HTTP (the load's worker thread). */
+export async function measureGets(
+  port: number,
+  spec: ListingRound & { readonly headers: Record<string, string>; readonly paths: readonly string[] },
+): Promise<ListingFigures> {
+  const load = await runLoad({
+    port,
+    concurrency: spec.concurrency,
+    durationMs: spec.roundMs,
+    warmupMs: spec.warmupMs,
+    clientHeaders: [spec.headers],
+    request: { kind: 'get', paths: spec.paths },
+    expectStatus: 200,
+  });
+  return {
+    ...summarize(load.latenciesMs),
+    requests_per_s: round((load.measured - load.errors) / (load.elapsedMs / 1000), 1),
+    errors: load.errors,
+    ...(load.firstError ? { first_error: load.firstError } : {}),
+  };
+}
+
+/** Rounds alternating the statement alone (baseline) and castlog's GETs: each round with its
+ * ratios, each side's figures over the rounds (medians with min and max) and the ratios'. */
+export async function compareWithStatement(
+  rounds: number,
+  measure: (side: Side, round: number) => Promise<ListingFigures>,
+) {
+  const measuredRounds = (await alternate(rounds, measure)).map((r) => ({
+    ...r,
+    p99_ratio: ratio(r.castlog.p99_ms, r.baseline.p99_ms),
+    p50_ratio: ratio(r.castlog.p50_ms, r.baseline.p50_ms),
+    throughput_ratio: ratio(r.castlog.requests_per_s, r.baseline.requests_per_s),
+  }));
+  const over = (side: Side) => ({
+    requests_per_s: spreadOf(
+      measuredRounds.map((r) => r[side].requests_per_s),
+      1,
+    ),
+    mean_ms: spreadOf(measuredRounds.map((r) => r[side].mean_ms)),
+    p50_ms: spreadOf(measuredRounds.map((r) => r[side].p50_ms)),
+    p95_ms: spreadOf(measuredRounds.map((r) => r[side].p95_ms)),
+    p99_ms: spreadOf(measuredRounds.map((r) => r[side].p99_ms)),
+    requests: measuredRounds.reduce((sum, r) => sum + r[side].count, 0),
+    errors: measuredRounds.reduce((sum, r) => sum + r[side].errors, 0),
+  });
+  return {
+    rounds: measuredRounds,
+    measured: over('castlog'),
+    baseline: over('baseline'),
+    p99Ratio: spreadOf(measuredRounds.map((r) => r.p99_ratio)),
+    p50Ratio: spreadOf(measuredRounds.map((r) => r.p50_ratio)),
+    throughputRatio: spreadOf(measuredRounds.map((r) => r.throughput_ratio)),
+    firstError: measuredRounds.find((r) => r.castlog.first_error)?.castlog.first_error,
+  };
+}
 
 /** One user with 10,000 subscriptions, `since` near the end: GET pages of 100 over HTTP (Bearer
  * token), against the list statement alone on a pool of the same size. */
@@ -107,82 +211,26 @@ export async function listingScenario(infra: BenchInfra, options: ListingOptions
 
     const sql = listSql(`"${config.READ_MODEL_SCHEMA}"`);
     const roundMs = options.durationMs / options.rounds;
-    /** The list statement alone, `concurrency` at a time on the pool, for one round. */
-    const measureBaseline = async (): Promise<ListingFigures> => {
-      const samples: number[] = [];
-      const start = performance.now();
-      const measureFrom = start + options.warmupMs;
-      const stopAt = measureFrom + roundMs;
-      let lastEnd = measureFrom;
-      await Promise.all(
-        Array.from({ length: options.concurrency }, async (_, client) => {
-          for (let sequence = 0; ; sequence += 1) {
-            const begin = performance.now();
-            if (begin >= stopAt) return;
-            const page = (client + sequence * options.concurrency) % pages;
-            const { rows } = await pool.query(sql, [user.id, sinceMs, 101, page * 100, null, null]);
-            if (rows.length === 0) throw new Error('listing: the baseline statement found nothing');
-            const end = performance.now();
-            if (begin < measureFrom) continue;
-            samples.push(end - begin);
-            lastEnd = Math.max(lastEnd, end);
-          }
-        }),
-      );
-      return {
-        ...summarize(samples),
-        requests_per_s: round(samples.length / ((lastEnd - measureFrom) / 1000), 1),
-        errors: 0,
-      };
-    };
-    const measureCastlog = async (): Promise<ListingFigures> => {
-      const load = await runLoad({
-        port: castlog.port,
-        concurrency: options.concurrency,
-        durationMs: roundMs,
-        warmupMs: options.warmupMs,
-        clientHeaders: [{ authorization: `Bearer ${user.token}` }],
-        request: { kind: 'get', paths },
-        expectStatus: 200,
-      });
-      return {
-        ...summarize(load.latenciesMs),
-        requests_per_s: round((load.measured - load.errors) / (load.elapsedMs / 1000), 1),
-        errors: load.errors,
-        ...(load.firstError ? { first_error: load.firstError } : {}),
-      };
-    };
-    const rounds = (
-      await alternate(options.rounds, async (side, n) => {
+    const timing = { concurrency: options.concurrency, roundMs, warmupMs: options.warmupMs };
+    const { rounds, measured, baseline, p99Ratio, p50Ratio, throughputRatio, firstError } =
+      await compareWithStatement(options.rounds, (side, n) => {
         log(
           `listing: round ${n}: ${side === 'baseline' ? 'baseline (the list statement alone)' : 'castlog GET over HTTP'}, ${options.concurrency} clients for ${roundMs / 1000} s`,
         );
-        return side === 'baseline' ? measureBaseline() : measureCastlog();
-      })
-    ).map((r) => ({
-      ...r,
-      p99_ratio: ratio(r.castlog.p99_ms, r.baseline.p99_ms),
-      p50_ratio: ratio(r.castlog.p50_ms, r.baseline.p50_ms),
-      throughput_ratio: ratio(r.castlog.requests_per_s, r.baseline.requests_per_s),
-    }));
-    const over = (side: 'castlog' | 'baseline') => ({
-      requests_per_s: spreadOf(
-        rounds.map((r) => r[side].requests_per_s),
-        1,
-      ),
-      mean_ms: spreadOf(rounds.map((r) => r[side].mean_ms)),
-      p50_ms: spreadOf(rounds.map((r) => r[side].p50_ms)),
-      p95_ms: spreadOf(rounds.map((r) => r[side].p95_ms)),
-      p99_ms: spreadOf(rounds.map((r) => r[side].p99_ms)),
-      requests: rounds.reduce((sum, r) => sum + r[side].count, 0),
-      errors: rounds.reduce((sum, r) => sum + r[side].errors, 0),
-    });
-    const measured = over('castlog');
-    const baseline = over('baseline');
-    const p99Ratio = spreadOf(rounds.map((r) => r.p99_ratio));
-    const p50Ratio = spreadOf(rounds.map((r) => r.p50_ratio));
-    const throughputRatio = spreadOf(rounds.map((r) => r.throughput_ratio));
-    const firstError = rounds.find((r) => r.castlog.first_error)?.castlog.first_error;
+        return side === 'baseline'
+          ? measureStatement(pool, {
+              ...timing,
+              what: 'listing: the baseline statement',
+              sql,
+              params: (page) => [user.id, sinceMs, 101, page * 100, null, null],
+              pages,
+            })
+          : measureGets(castlog.port, {
+              ...timing,
+              headers: { authorization: `Bearer ${user.token}` },
+              paths,
+            });
+      });
     log(
       `listing: castlog p99 ${formatSpread(measured.p99_ms)} ms, baseline p99 ${formatSpread(baseline.p99_ms)} ms, ` +
         `ratio ${formatSpread(p99Ratio)}${measured.errors ? ` (${measured.errors} errors: ${firstError})` : ''}`,

@@ -48,7 +48,7 @@ interface Stages {
 }
 
 /** One system's figures in one round. */
-interface RoundFigures extends LatencySummary {
+export interface RoundFigures extends LatencySummary {
   readonly requests_per_s: number;
   readonly items_per_s: number;
   readonly requests: number;
@@ -58,7 +58,7 @@ interface RoundFigures extends LatencySummary {
 }
 
 /** One system's figures over the rounds: each the median of the rounds, with min and max. */
-interface PhaseFigures {
+export interface PhaseFigures {
   readonly requests_per_s: Spread;
   readonly items_per_s: Spread;
   readonly mean_ms: Spread;
@@ -86,7 +86,8 @@ interface Phase {
   readonly footprint: Record<string, unknown>;
 }
 
-const figures = (result: LoadResult, items: number): RoundFigures => {
+/** A load round's figures, `items` the items (or actions) each request carries. */
+export const figures = (result: LoadResult, items: number): RoundFigures => {
   const seconds = result.elapsedMs / 1000;
   const ok = result.measured - result.errors;
   return {
@@ -100,7 +101,7 @@ const figures = (result: LoadResult, items: number): RoundFigures => {
   };
 };
 
-const overRounds = (rounds: readonly RoundFigures[]): PhaseFigures => {
+export const overRounds = (rounds: readonly RoundFigures[]): PhaseFigures => {
   const statuses: Record<string, number> = {};
   for (const figures of rounds)
     for (const [status, count] of Object.entries(figures.statuses))
