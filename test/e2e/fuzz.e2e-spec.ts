@@ -1,6 +1,7 @@
 import { verifyReplay } from '@castlog/replay';
 import * as fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { sendAndCheck, sendRaw, TIMEOUT_MS } from '../fuzz/client';
 import {
   authPlans,
@@ -16,6 +17,7 @@ import {
   writePlans,
 } from '../fuzz/generators';
 import { CarolModel } from '../fuzz/gpodder-model';
+import { isSyncDraft, syncDraftPlans } from '../fuzz/sync-draft';
 import { allowedStatuses, allowedWhenLimited, checkAnswer, isGpodder, learn } from '../fuzz/oracle';
 import { checkAgainstOpenApi, RecordedResponse } from '../support/openapi-check';
 import { uniqueName } from '../support/databases';
@@ -52,8 +54,14 @@ import { CastlogUnderTest, EventLogKind, startCastlog, TestUser } from '../suppo
  * the rate limit off; a last property fuzzes with every rate-limit bucket empty (429 unless refused
  * earlier).
  *
+ * The sync draft's face (/api/v1 and its /auth routes) gets the same, with its own rules
+ * (test/fuzz/sync-draft.ts): 400 for input that fails validation (never 405), bodies of 0 to 31
+ * actions with wrong types everywhere, huge strings, odd timestamps, bad Client-IDs and queries;
+ * each result echoing its action, a time the contract refuses rejected.
+ *
  * After the runs, the read model must equal a replay of the log (`verifyReplay`), and every
- * subscription of the fuzzed user must be reachable through GET, the list total being the row count.
+ * subscription of the fuzzed user must be reachable through GET, the list total being the row
+ * count, and listed once on the sync face, alike in its list, its single route and a full sync.
  *
  * The seed is logged; replay a run with CASTLOG_FUZZ_SEED (and CASTLOG_FUZZ_PATH from a failure's
  * report). CASTLOG_FUZZ_RUNS scales the number of runs (default 1: about 2,500 requests).
@@ -75,6 +83,15 @@ const params = <T>(numRuns: number): fc.Parameters<T> => ({
   // its seed.
   interruptAfterTimeLimit: 200_000,
   markInterruptAsFailure: true,
+});
+
+/** The sync draft's part of a world before any request: nothing learned yet. */
+const emptySyncWorld = () => ({
+  syncIds: [] as string[],
+  actionIds: [] as string[],
+  syncCursors: [] as string[],
+  listCursors: [] as string[],
+  draftRefreshToken: '',
 });
 
 const basicOf = (user: TestUser) =>
@@ -142,6 +159,11 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
       password: alice.password,
     });
     expect(login.status).toBe(200);
+    const draftLogin = await app.anonymous.post('/auth/login', {
+      username: alice.name,
+      password: alice.password,
+    });
+    expect(draftLogin.status).toBe(200);
     world = {
       alice,
       bob,
@@ -150,6 +172,8 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
       knownGuids: seeded.body.success.map((item: { guid: string }) => item.guid),
       deletionIds: [],
       aliceSession: await gpodderSession(app, alice),
+      ...emptySyncWorld(),
+      draftRefreshToken: draftLogin.body.refresh_token,
     };
   });
 
@@ -169,9 +193,11 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
     counts.set(key, (counts.get(key) ?? 0) + 1);
     learn(plan, answer, world, where);
     // A head Node's parser refuses, or a path the router places on no route (a 404 to a segment
-    // it cannot read), never reaches a gpodder.net route: that answer is not the route's.
+    // it cannot read), never reaches a gpodder.net or sync draft route: that answer is not the
+    // route's.
     const answeredByRoute =
-      !isGpodder(plan.route) || !(refusedUnread || (!plan.clean && answer.status === 404));
+      !(isGpodder(plan.route) || isSyncDraft(plan.route)) ||
+      !(refusedUnread || (!plan.clean && answer.status === 404));
     if (plan.method !== 'HEAD' && answer.status !== 413 && answeredByRoute)
       recorded.push({ method: plan.method, path: target, status: answer.status, body: answer.json });
   };
@@ -186,6 +212,10 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
 
   it('tokens: POST /v1/auth/login and /v1/auth/refresh', async () => {
     await fc.assert(fc.asyncProperty(authPlans, exercise), params(80));
+  }, 240_000);
+
+  it('the sync draft: POST and GET /api/v1/sync, GET /api/v1/subscriptions[/{sync_id}], /auth/login and /auth/refresh', async () => {
+    await fc.assert(fc.asyncProperty(syncDraftPlans, exercise), params(300));
   }, 240_000);
 
   it('unknown routes and methods', async () => {
@@ -261,9 +291,9 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
     // Every subscription the fuzzed user has is listed once, the list's total is the row count, and
     // every guid it has had resolves through GET. (Plain fetch: the stored feed_urls may have an
     // upper-case scheme, which test/support/openapi-check's "url" format refuses.)
-    const get = async (path: string) => {
+    const get = async (path: string, headers: Record<string, string> = {}) => {
       const response = await fetch(new URL(path, app.url), {
-        headers: { authorization: `Bearer ${world.alice.token}` },
+        headers: { authorization: `Bearer ${world.alice.token}`, ...headers },
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
       return { status: response.status, body: (await response.json()) as any };
@@ -303,6 +333,42 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
       );
     }
     expect(unreachable).toEqual([]);
+
+    // The sync face lists every subscription of Alice's once (each has a sync_id, whichever face
+    // made it), its single route answers each as listed, and a full sync lists the same ones.
+    const syncGet = (path: string) => get(path, { 'client-id': '5e1f0c3a-2b4d-4e6f-8a9b-0c1d2e3f4a5b' });
+    const entities: { sync_id: string }[] = [];
+    for (let path = '/api/v1/subscriptions?include_unsubscribed=true&limit=1000'; ;) {
+      const { status, body } = await syncGet(path);
+      expect(status).toBe(200);
+      entities.push(...body.results);
+      if (body.next === undefined) break;
+      path = body.next;
+    }
+    const syncIds = entities.map((entity) => entity.sync_id);
+    expect(new Set(syncIds).size).toBe(rows.length);
+    expect(syncIds).toHaveLength(rows.length);
+    const synced: { data: { sync_id: string } }[] = [];
+    for (let path = '/api/v1/sync?include_own=true&limit=1000'; ;) {
+      const { status, body } = await syncGet(path);
+      expect(status).toBe(200);
+      synced.push(...body.results);
+      if (!body.has_more) break;
+      path = body.next_since;
+    }
+    expect(synced.map((change) => change.data)).toEqual(expect.arrayContaining(entities));
+    expect(synced).toHaveLength(entities.length);
+    const unlike: string[] = [];
+    for (let i = 0; i < entities.length; i += 20) {
+      await Promise.all(
+        entities.slice(i, i + 20).map(async (entity) => {
+          const { status, body } = await syncGet(`/api/v1/subscriptions/${entity.sync_id}`);
+          if (status !== 200 || !isDeepStrictEqual(body, entity))
+            unlike.push(`${entity.sync_id} → ${status} ${JSON.stringify(body)}`);
+        }),
+      );
+    }
+    expect(unlike).toEqual([]);
 
     // Carol's list, as the model says, in a first download, the simple API and /v1.
     const first = await carolDownload(app, world)(0);
@@ -381,15 +447,20 @@ describe('HTTP fuzzing with every rate-limit bucket empty', () => {
       knownGuids: seeded.body.success.map((item: { guid: string }) => item.guid),
       deletionIds: [],
       aliceSession: '',
+      // No draft login: the address's one request a minute went to /v1's.
+      ...emptySyncWorld(),
     };
   });
   afterAll(() => app?.close());
 
   it('answers 429 with Retry-After and the error body, unless the request is refused before the limit', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(writePlans, readPlans, authPlans, gpodderPlansFor(false)), async (plan) => {
-        await sendAndCheck(app.url, world, plan, allowedWhenLimited);
-      }),
+      fc.asyncProperty(
+        fc.oneof(writePlans, readPlans, authPlans, gpodderPlansFor(false), syncDraftPlans),
+        async (plan) => {
+          await sendAndCheck(app.url, world, plan, allowedWhenLimited);
+        },
+      ),
       params(80),
     );
   }, 240_000);

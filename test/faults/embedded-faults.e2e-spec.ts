@@ -1,3 +1,4 @@
+import { parseRfc3339Micros } from '@castlog/domain';
 import { findRunningPostgres, freePort, isAlive } from '@castlog/infra';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { feed, guid } from '../support/contract';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
 import { terminateBackends } from '../support/databases';
 import { poll } from '../support/until';
+import { SyncAction, syncAction, SyncClient } from '../support/sync-face';
 
 const READY = /castlog ready in \d+ ms at (http:\/\/\S+);/;
 
@@ -28,16 +30,23 @@ function childrenOf(pid: number): number[] {
 
 /** `npm start` (the built embedded app) when its own PostgreSQL loses every connection, and when
  * its postmaster is killed: the process stays up, answers 503 meanwhile, restarts PostgreSQL on the
- * same port, serves writes again within seconds, keeps every acknowledged write, and still stops
+ * same port, serves writes again within seconds, keeps every acknowledged write (`/v1` adds, and
+ * sync subscribes, each sent again as it was until a 200 answers it: applied once), and still stops
  * cleanly without leaving PostgreSQL behind. */
 describe('embedded mode under PostgreSQL faults', () => {
   let dataDir: string;
   let castlog: RunningChild;
   let api: ApiClient;
+  let sync: SyncClient;
   const acknowledged: { guid: string; feedUrl: string }[] = [];
 
+  /** Sync actions a 200 answered, with the requests it took; the one still waiting for a 200 is
+   * sent again as it was, as a client of the draft retries. */
+  const acknowledgedSync: { action: SyncAction; status: string; syncId: string; sent: number }[] = [];
+  let pendingSync: { action: SyncAction; sent: number } | undefined;
+
   const postgresDir = () => join(dataDir, 'postgres');
-  const write = async (): Promise<number> => {
+  const writeOpa = async (): Promise<number> => {
     const [g, feedUrl] = [guid(), feed('embedded-fault')];
     const response = await api
       .post('/v1/subscriptions', { subscriptions: [{ feed_url: feedUrl, guid: g }] })
@@ -45,15 +54,34 @@ describe('embedded mode under PostgreSQL faults', () => {
     if (response?.status === 200) acknowledged.push({ guid: g, feedUrl });
     return response?.status ?? 0;
   };
-  /** Writes until one is acknowledged; answers the seconds that took. */
+  /** Sends the sync action waiting for a 200, or a subscribe of a new feed. */
+  const sendSync = async (): Promise<ApiResponse | undefined> => {
+    pendingSync ??= {
+      action: syncAction('subscribe', { feed_url: feed('embedded-fault-sync') }, new Date()),
+      sent: 0,
+    };
+    const waiting = pendingSync;
+    waiting.sent += 1;
+    const response = await sync.postRaw({ requests: [waiting.action] }).catch(() => undefined);
+    if (response?.status === 200) {
+      pendingSync = undefined;
+      const [result] = response.body.results;
+      acknowledgedSync.push({ ...waiting, status: result.status, syncId: result.data.sync_id });
+    }
+    return response;
+  };
+  const writeSync = async (): Promise<number> => (await sendSync())?.status ?? 0;
+  /** Writes through /v1 and the sync face until each has one acknowledged; answers the seconds
+   * that took. */
   const recovery = async (what: string): Promise<number> => {
     const started = Date.now();
     const statuses = new Set<number>();
-    await poll(what, async () => {
-      const status = await write();
-      statuses.add(status);
-      return status === 200;
-    });
+    for (const write of [writeOpa, writeSync])
+      await poll(what, async () => {
+        const status = await write();
+        statuses.add(status);
+        return status === 200;
+      });
     expect([...statuses].filter((status) => status !== 200 && status !== 503)).toEqual([]);
     return (Date.now() - started) / 1000;
   };
@@ -74,7 +102,9 @@ describe('embedded mode under PostgreSQL faults', () => {
     const issued = await runCli(['tokens', 'issue', 'faulty'], env);
     expect(issued.code).toBe(0);
     api = new ApiClient(url!, `Bearer ${issued.stdout.trim()}`);
-    expect(await write()).toBe(200);
+    sync = new SyncClient(api);
+    expect(await writeOpa()).toBe(200);
+    expect(await writeSync()).toBe(200);
   }, 120_000);
 
   afterAll(async () => {
@@ -87,7 +117,9 @@ describe('embedded mode under PostgreSQL faults', () => {
     const server = findRunningPostgres(postgresDir())!;
     expect(await terminateBackends(server.url, 'castlog')).toBeGreaterThanOrEqual(3);
     const seconds = await recovery('a write to be acknowledged after every backend was terminated');
-    console.log(`[embedded faults] backends terminated: a write was acknowledged again after ${seconds} s`);
+    console.log(
+      `[embedded faults] backends terminated: writes on both faces were acknowledged again after ${seconds} s`,
+    );
     expect(castlog.child.exitCode).toBeNull();
   }, 90_000);
 
@@ -95,7 +127,9 @@ describe('embedded mode under PostgreSQL faults', () => {
     const killed = findRunningPostgres(postgresDir())!;
     process.kill(killed.pid, 'SIGKILL');
     const seconds = await recovery('a write to be acknowledged after PostgreSQL was killed');
-    console.log(`[embedded faults] postmaster SIGKILLed: a write was acknowledged again after ${seconds} s`);
+    console.log(
+      `[embedded faults] postmaster SIGKILLed: writes on both faces were acknowledged again after ${seconds} s`,
+    );
     expect(castlog.child.exitCode).toBeNull();
     // The pools reconnect as soon as the new server accepts connections, which can be before the
     // supervisor has seen it ready and logged the restart, so the line may follow the write's answer.
@@ -124,6 +158,11 @@ describe('embedded mode under PostgreSQL faults', () => {
       answers = await Promise.all([
         ...Array.from({ length: 6 }, () => api.get('/v1/subscriptions')),
         api.post('/v1/subscriptions', { subscriptions: [{ feed_url: feed('paused') }] }),
+        // Refused, then sent again as it was once PostgreSQL answers.
+        sendSync().then((response) => {
+          if (response === undefined) throw new Error('no answer to a sync POST');
+          return response;
+        }),
         api.get('/v1/subscriptions', { authorization: basic }),
         api.get('/api/2/devices/faulty.json', { authorization: basic }),
         api.post('/v1/auth/login', { username: 'faulty', password: 'a long enough password' }),
@@ -145,10 +184,36 @@ describe('embedded mode under PostgreSQL faults', () => {
     expect(readiness).not.toMatch(/no answer within 6000 ms/);
     const seconds = await recovery('a write to be acknowledged after PostgreSQL answered again');
     console.log(
-      `[embedded faults] PostgreSQL paused: a write was acknowledged ${seconds} s after it resumed`,
+      `[embedded faults] PostgreSQL paused: writes on both faces were acknowledged ${seconds} s after it resumed`,
     );
     expect(castlog.child.exitCode).toBeNull();
   }, 90_000);
+
+  it('applied every acknowledged sync action once, as answered; sent again, each answers the same and changes nothing', async () => {
+    expect(acknowledgedSync.length).toBeGreaterThanOrEqual(4);
+    // The one refused while PostgreSQL was paused went through when sent again.
+    expect(acknowledgedSync.some(({ sent }) => sent > 1)).toBe(true);
+    const listed = await sync.subscriptions({ includeUnsubscribed: true, limit: 1000 });
+    const byFeed = new Map(listed.map((entity) => [entity.feed_url, entity]));
+    expect(listed).toHaveLength(byFeed.size);
+    expect(
+      acknowledgedSync.filter(({ action, status, syncId }) => {
+        const entity = byFeed.get(action.data.feed_url as string);
+        const occurred = parseRfc3339Micros(action.occurred_at);
+        return !(
+          status === 'applied' &&
+          entity?.sync_id === syncId &&
+          parseRfc3339Micros(entity.subscribed_at) === occurred &&
+          entity.unsubscribed_at === undefined
+        );
+      }),
+    ).toEqual([]);
+    const again = await sync.sync(acknowledgedSync.map(({ action }) => action));
+    expect(again.map((result) => [result.status, result.data.sync_id])).toEqual(
+      acknowledgedSync.map(({ status, syncId }) => [status, syncId]),
+    );
+    expect(await sync.subscriptions({ includeUnsubscribed: true, limit: 1000 })).toEqual(listed);
+  }, 60_000);
 
   it('still stops cleanly on SIGTERM, leaving no PostgreSQL running', async () => {
     const server = findRunningPostgres(postgresDir())!;

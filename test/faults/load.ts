@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiClient } from '../support/api-client';
 import { feed, guid } from '../support/contract';
+import { syncAction, SyncAction } from '../support/sync-face';
 
 export interface LoadUser {
   readonly id: string;
@@ -8,12 +9,25 @@ export interface LoadUser {
   readonly token: string;
 }
 
+/** A sync face write's one action: the same action (action_id, occurred_at, data) is sent again
+ * until a 200 answers it. */
+export interface SyncWrite {
+  readonly action: SyncAction;
+  /** The subscription's feed URL: subscribed, or unsubscribed by `sync_id`. */
+  readonly feedUrl: string;
+  /** The action's result status in the 200 that answered it. */
+  readonly status?: string;
+  /** The sync_id of the subscription the 200 answered. */
+  readonly syncId?: string;
+}
+
 /** One write as its client saw it: the status answered, or `cut` when the connection failed or
  * no answer came in time. Every request carries its own request id, which its event keeps. */
 export interface Write {
   readonly user: LoadUser;
-  /** `gpodder-add`: the feed added through the gpodder.net face's upload (no guid of the client's). */
-  readonly kind: 'add' | 'unsubscribe' | 'gpodder-add';
+  /** `gpodder-add`: the feed added through the gpodder.net face's upload (no guid of the client's);
+   * `sync-subscribe` and `sync-unsubscribe`: one action through the sync face's POST. */
+  readonly kind: 'add' | 'unsubscribe' | 'gpodder-add' | 'sync-subscribe' | 'sync-unsubscribe';
   readonly requestId: string;
   readonly guid: string;
   readonly feedUrl: string;
@@ -21,15 +35,30 @@ export interface Write {
   readonly target: string;
   readonly status: number | 'cut';
   readonly at: number;
+  /** Sync face writes: the action, and what a 200 answered of it. */
+  readonly sync?: SyncWrite;
 }
 
 const REQUEST_TIMEOUT_MS = 20_000;
 
+/** What each writer sends, round by round: `/v1` adds and unsubscribes, gpodder.net uploads, and
+ * sync face subscribes and unsubscribes. */
+const ROUNDS: readonly Write['kind'][] = [
+  'add',
+  'gpodder-add',
+  'sync-subscribe',
+  'unsubscribe',
+  'gpodder-add',
+  'sync-unsubscribe',
+];
+
 /** Concurrent writers, one per user, each sending one request at a time to the API processes that
- * `targets` names (round robin): mostly new subscriptions (each with its own feed URL and guid),
- * every fourth one through the gpodder.net face's upload, and sometimes an unsubscribe of one of
- * its own acknowledged `/v1` subscriptions that no unanswered request has touched. Everything is
- * recorded. */
+ * `targets` names (round robin): new subscriptions through `/v1` (each with its own feed URL and
+ * guid) and the gpodder.net face's upload, sync face subscribes of new feeds, and sometimes an
+ * unsubscribe (`/v1` PATCH, or a sync unsubscribe) of one of its own acknowledged subscriptions
+ * that no unanswered request has touched. A sync action that gets no 200 is sent again, the same
+ * action with the same action_id, until one answers it, as a client of the draft retries.
+ * Everything is recorded. */
 export class Load {
   readonly writes: Write[] = [];
   private running = false;
@@ -72,64 +101,101 @@ export class Load {
   }
 
   private async write(user: LoadUser, index: number): Promise<void> {
-    const settled = new Set<string>();
-    const touched = new Set<string>();
+    const writer = new Writer();
     for (let round = index; this.running; round += 1) {
       const targets = this.targets();
       const target = targets[round % targets.length]!;
       const api = new ApiClient(target, `Bearer ${user.token}`);
-      const candidates = [...settled].filter((g) => !touched.has(g));
-      const kind =
-        round % 4 === 3 && candidates.length > 0 ? 'unsubscribe' : round % 4 === 1 ? 'gpodder-add' : 'add';
-      const unsubscribe = kind === 'unsubscribe';
+      const next = writer.next(ROUNDS[round % ROUNDS.length]!);
       const requestId = randomUUID();
-      const [g, feedUrl] = unsubscribe ? [candidates[0]!, ''] : [guid(), feed('drill')];
-      const status = await send(api, requestId, kind, user.name, g, feedUrl);
-      this.writes.push({
-        user,
-        kind,
-        requestId,
-        guid: g,
-        feedUrl,
-        target,
-        status,
-        at: Date.now(),
-      });
-      if (kind === 'add' && status === 200) settled.add(g);
-      else touched.add(g);
+      const answer = await send(api, requestId, next, user.name, writer.clientId);
+      const write: Write = { user, ...next, requestId, target, status: answer.status, at: Date.now() };
+      const recorded = next.sync === undefined ? write : { ...write, sync: { ...next.sync, ...answer.sync } };
+      this.writes.push(recorded);
+      writer.answered(recorded);
       // A refused request is retried by a real client after Retry-After; here the next one goes
       // out at once, so the outage is seen by many requests.
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (answer.status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+}
+
+type Planned = Pick<Write, 'kind' | 'guid' | 'feedUrl' | 'sync'>;
+
+/** One writer's memory: which of its subscriptions are acknowledged and untouched, and the sync
+ * action still waiting for a 200. */
+class Writer {
+  readonly clientId = randomUUID();
+  private readonly settled = new Set<string>();
+  private readonly touched = new Set<string>();
+  /** Acknowledged sync subscriptions no unsubscribe has been sent for: sync_id → feed URL. */
+  private readonly syncSettled = new Map<string, string>();
+  private pending: Planned | undefined;
+
+  next(kind: Write['kind']): Planned {
+    if (this.pending !== undefined) return this.pending;
+    const candidates = [...this.settled].filter((g) => !this.touched.has(g));
+    if (kind === 'unsubscribe' && candidates.length > 0) return { kind, guid: candidates[0]!, feedUrl: '' };
+    const [syncId, subscribedUrl] = [...this.syncSettled][0] ?? [];
+    if (kind === 'sync-unsubscribe' && syncId !== undefined) {
+      this.syncSettled.delete(syncId);
+      const action = syncAction('unsubscribe', { sync_id: syncId }, new Date());
+      return { kind, guid: '', feedUrl: subscribedUrl!, sync: { action, feedUrl: subscribedUrl! } };
+    }
+    if (kind === 'sync-subscribe' || kind === 'sync-unsubscribe') {
+      const feedUrl = feed('drill-sync');
+      const action = syncAction('subscribe', { feed_url: feedUrl }, new Date());
+      return { kind: 'sync-subscribe', guid: '', feedUrl, sync: { action, feedUrl } };
+    }
+    return { kind: kind === 'gpodder-add' ? kind : 'add', guid: guid(), feedUrl: feed('drill') };
+  }
+
+  answered(write: Write): void {
+    const acknowledged = write.status === 200;
+    if (write.sync !== undefined) {
+      const { kind, guid: subscriptionGuid, feedUrl, sync } = write;
+      this.pending = acknowledged
+        ? undefined
+        : { kind, guid: subscriptionGuid, feedUrl, sync: { action: sync.action, feedUrl: sync.feedUrl } };
+      if (acknowledged && write.kind === 'sync-subscribe' && write.sync.syncId !== undefined)
+        this.syncSettled.set(write.sync.syncId, write.feedUrl);
+    } else if (write.kind === 'add' && acknowledged) this.settled.add(write.guid);
+    else this.touched.add(write.guid);
   }
 }
 
 async function send(
   api: ApiClient,
   requestId: string,
-  kind: Write['kind'],
+  write: Planned,
   userName: string,
-  subscriptionGuid: string,
-  feedUrl: string,
-): Promise<number | 'cut'> {
+  clientId: string,
+): Promise<{ status: number | 'cut'; sync?: Pick<SyncWrite, 'status' | 'syncId'> }> {
   const headers = { 'x-request-id': requestId };
   const request = () => {
-    switch (kind) {
+    switch (write.kind) {
       case 'unsubscribe':
-        return api.request('PATCH', `/v1/subscriptions/${subscriptionGuid}`, {
+        return api.request('PATCH', `/v1/subscriptions/${write.guid}`, {
           body: { is_subscribed: false },
           headers,
         });
       case 'gpodder-add':
         return api.post(
           `/api/2/subscriptions/${encodeURIComponent(userName)}/drill.json`,
-          { add: [feedUrl], remove: [] },
+          { add: [write.feedUrl], remove: [] },
           headers,
+        );
+      case 'sync-subscribe':
+      case 'sync-unsubscribe':
+        return api.post(
+          '/api/v1/sync',
+          { requests: [write.sync!.action] },
+          { ...headers, 'client-id': clientId },
         );
       case 'add':
         return api.post(
           '/v1/subscriptions',
-          { subscriptions: [{ feed_url: feedUrl, guid: subscriptionGuid }] },
+          { subscriptions: [{ feed_url: write.feedUrl, guid: write.guid }] },
           headers,
         );
     }
@@ -141,8 +207,13 @@ async function send(
         setTimeout(() => reject(new Error('no answer in time')), REQUEST_TIMEOUT_MS).unref(),
       ),
     ]);
-    return response.status;
+    const result =
+      write.sync !== undefined && response.status === 200 ? response.body?.results?.[0] : undefined;
+    return {
+      status: response.status,
+      ...(result === undefined ? {} : { sync: { status: result.status, syncId: result.data?.sync_id } }),
+    };
   } catch {
-    return 'cut';
+    return { status: 'cut' };
   }
 }

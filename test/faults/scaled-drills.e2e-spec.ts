@@ -18,6 +18,7 @@ import { childEnv, RunningChild, runCli, startChild } from '../support/processes
 import { projectionAtEnd } from '../support/projection';
 import { poll } from '../support/until';
 import { Load, LoadUser, Write } from './load';
+import { resendAcknowledged, syncActionsOf, syncEntitiesOf, wrongSyncActions } from './sync-verdict';
 
 const USERS = 6;
 const PARTITIONS = 6;
@@ -35,14 +36,16 @@ interface Process {
 
 /** The fault drills of docs/operations.md, on one scaled stack — two API processes and three
  * projector replicas (the built apps) around this file's own PostgreSQL and Kafka broker — under
- * concurrent writes from several users through both faces (`/v1` and gpodder.net uploads), one
+ * concurrent writes from several users through every face (`/v1`, gpodder.net uploads, and sync
+ * actions sent again with the same action_id until a 200 answers them), one
  * drill after another. Each drill measures the time from the fault (or from the dependency's
  * return) until every writer has had a write acknowledged again, and checks that every process not
  * killed is alive and ready. A process started while PostgreSQL or the broker is down must wait
  * for it, answering 503, and then serve on the same port. The last case checks what all the drills
  * together must leave: every acknowledged write in the log once and in the read model as answered,
  * every other write at most once, no answer other than 200, 503 (or a cut connection to the API
- * that was killed), and `castlog replay --verify` equal. */
+ * that was killed), every acknowledged sync action applied once as answered and answering its first
+ * status when sent again, and `castlog replay --verify` equal. */
 describe('fault drills: a scaled castlog under concurrent writes', () => {
   let dir: string;
   let postgres: RunningPostgres;
@@ -331,6 +334,12 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
       );
 
       const verdict = (w: Write) => {
+        // A sync action's effect is checked by its action (below): an attempt that got no answer may
+        // have applied it, and a retry of the same action then answers what it did.
+        if (w.sync !== undefined) {
+          const logged = inLog.get(w.requestId) ?? 0;
+          return { inLog: w.status === 200 ? logged === 1 : logged <= 1, asAnswered: true };
+        }
         const row =
           w.kind === 'gpodder-add'
             ? byFeed.get(`${w.user.id} ${w.feedUrl}`)
@@ -362,6 +371,27 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
       await log.close();
     }
 
+    // The sync face's actions: each acknowledged one applied once as answered, and sent again now,
+    // each answers its first status and changes nothing.
+    const syncActions = syncActionsOf(writes);
+    expect(syncActions.filter((a) => a.acknowledged !== undefined).length).toBeGreaterThan(20);
+    expect(
+      syncActions.filter((a) => a.acknowledged !== undefined && a.attempts.length > 1).length,
+    ).toBeGreaterThan(0);
+    const live = alive(apis)[0]!.url;
+    const syncEntities = async () =>
+      new Map(
+        await Promise.all(
+          [...new Map(writes.map((w) => [w.user.id, w.user])).values()].map(
+            async (user) => [user.id, await syncEntitiesOf(live, user)] as const,
+          ),
+        ),
+      );
+    const before = await syncEntities();
+    expect(wrongSyncActions(syncActions, before)).toEqual([]);
+    expect(await resendAcknowledged(live, syncActions)).toEqual([]);
+    expect(await syncEntities()).toEqual(before);
+
     const replay = await runCli(['replay', '--verify', '--schema', 'castlog_drills_replay'], env);
     expect({ code: replay.code, stderr: replay.code === 0 ? '' : replay.stderr }).toEqual({
       code: 0,
@@ -369,7 +399,9 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     });
     console.log(
       `[drills] ${writes.length} writes: ${acknowledged.length} acknowledged ` +
-        `(${acknowledged.filter((w) => w.kind === 'gpodder-add').length} gpodder.net uploads), ` +
+        `(${acknowledged.filter((w) => w.kind === 'gpodder-add').length} gpodder.net uploads, ` +
+        `${acknowledged.filter((w) => w.sync !== undefined).length} sync actions, ` +
+        `${syncActions.filter((a) => a.acknowledged !== undefined && a.attempts.length > 1).length} of them after a retry), ` +
         `${writes.filter((w) => w.status === 503).length} answered 503, ` +
         `${writes.filter((w) => w.status === 'cut').length} cut off; replay --verify: ${replay.stdout.trim()}`,
     );

@@ -9,6 +9,7 @@ import {
 import * as fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type { TestUser } from '../support/start-castlog';
+import type { SyncDraftRoute } from './sync-draft';
 
 /**
  * What the HTTP fuzzing (test/e2e/fuzz.e2e-spec.ts) sends: plans, as plain data with placeholders
@@ -28,7 +29,17 @@ export const UPLOAD_BODY_LIMIT = UPLOAD_BODY_LIMIT_BYTES;
 
 export type Who = 'alice' | 'bob' | 'carol' | 'none' | 'unsure';
 export type RouteName =
-  'add' | 'list' | 'get' | 'patch' | 'delete' | 'deletion' | 'login' | 'refresh' | 'unknown' | GpodderRoute;
+  | 'add'
+  | 'list'
+  | 'get'
+  | 'patch'
+  | 'delete'
+  | 'deletion'
+  | 'login'
+  | 'refresh'
+  | 'unknown'
+  | GpodderRoute
+  | SyncDraftRoute;
 
 /** The gpodder.net face's routes (CONTRACT.md, "gpodder.net API (v2) on the same log"). */
 export type GpodderRoute =
@@ -84,10 +95,18 @@ export interface World {
   deletionIds: number[];
   /** Alice's latest gpodder.net session (the service keeps a user's newest sessions only). */
   aliceSession: string;
+  /** The sync draft's face: Alice's sync_ids, the action_ids she has sent, the cursors its pages
+   * gave (GET /api/v1/sync's `since`, GET /api/v1/subscriptions'), and her refresh token from
+   * /auth/login. */
+  syncIds: string[];
+  actionIds: string[];
+  syncCursors: string[];
+  listCursors: string[];
+  draftRefreshToken: string;
 }
 
 /** Percent-encodes every byte of the text's UTF-8 (lone surrogates become U+FFFD). */
-const percentEncode = (text: string) =>
+export const percentEncode = (text: string) =>
   [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
 
 /** `Basic <base64>` of the text, placeholders in it replaced first (`{{b64:…}}`). */
@@ -133,6 +152,23 @@ export function materialize(text: string, world: World): string {
           return (at(world.knownGuids) ?? randomUUID()).toUpperCase();
         case 'deletion':
           return String(at(world.deletionIds) ?? 1);
+        case 'sync-id':
+          return at(world.syncIds) ?? randomUUID();
+        case 'sync-id-upper':
+          return (at(world.syncIds) ?? randomUUID()).toUpperCase();
+        case 'action-id':
+          return at(world.actionIds) ?? randomUUID();
+        case 'sync-cursor':
+          return at(world.syncCursors) ?? new Date().toISOString();
+        case 'list-cursor':
+          return at(world.listCursors) ?? randomUUID();
+        case 'draft-refresh-token':
+          return world.draftRefreshToken;
+        // An instant this many seconds before or after the machine's clock (the service's).
+        case 'ago':
+          return new Date(Date.now() - Number(index ?? 0) * 1000).toISOString();
+        case 'ahead':
+          return new Date(Date.now() + Number(index ?? 0) * 1000).toISOString();
         default:
           return all;
       }
@@ -167,14 +203,14 @@ const control = fc
   .map((code) => String.fromCharCode(code));
 
 /** Header values a client can send: latin-1 text, sometimes control characters, sometimes long. */
-const headerGarbage = fc.oneof(
+export const headerGarbage = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: latin1, maxLength: 80 }) },
   { weight: 1, arbitrary: fc.string({ unit: fc.oneof(latin1, control), minLength: 1, maxLength: 20 }) },
   { weight: 1, arbitrary: fc.integer({ min: 200, max: 20_000 }).map((n) => 'r'.repeat(n)) },
 );
 
 /** Strings with the characters that break things: NUL, lone surrogates, BOM, RTL override, quotes. */
-const nastyString = fc.oneof(
+export const nastyString = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   {
     weight: 2,
@@ -207,10 +243,10 @@ const nastyString = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 200_000 }).map((n) => 'é'.repeat(n)) },
 );
 
-const anyJson = fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' });
+export const anyJson = fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' });
 
 /** Values of the wrong type for any field. */
-const wrongType: fc.Arbitrary<unknown> = fc.oneof(
+export const wrongType: fc.Arbitrary<unknown> = fc.oneof(
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.boolean(),
@@ -221,7 +257,7 @@ const wrongType: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(-0),
 );
 
-const feedUrl: fc.Arbitrary<unknown> = fc.oneof(
+export const feedUrl: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.nat(20).map((n) => `https://fuzz${n}.example.com/feed.xml`) },
   { weight: 3, arbitrary: fc.webUrl({ withQueryParameters: true, withFragments: true }) },
   {
@@ -262,7 +298,7 @@ const feedUrl: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 2, arbitrary: wrongType },
 );
 
-const guidValue: fc.Arbitrary<unknown> = fc.oneof(
+export const guidValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: fc.uuid() },
   { weight: 3, arbitrary: fc.nat(200).map((i) => `{{known:${i}}}`) },
   { weight: 1, arbitrary: fc.nat(200).map((i) => `{{known-upper:${i}}}`) },
@@ -280,12 +316,12 @@ const guidValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Adds a few unknown keys to an object. */
-const withExtras = <T extends Record<string, unknown>>(object: fc.Arbitrary<T>) =>
+export const withExtras = <T extends Record<string, unknown>>(object: fc.Arbitrary<T>) =>
   fc
     .tuple(object, fc.dictionary(fc.string({ unit: 'binary', maxLength: 8 }), anyJson, { maxKeys: 2 }))
     .map(([fields, extras]) => ({ ...extras, ...fields }));
 
-interface JsonBody {
+export interface JsonBody {
   readonly value: unknown;
   readonly valid: boolean;
 }
@@ -366,7 +402,7 @@ const patchBody: fc.Arbitrary<JsonBody> = fc.oneof(
   { weight: 1, arbitrary: anyJson.map((value) => ({ value, valid: false })) },
 );
 
-const credential = fc.oneof(
+export const credential = fc.oneof(
   { weight: 3, arbitrary: fc.constant('{{alice-name}}') },
   { weight: 2, arbitrary: fc.constant('{{alice-password}}') },
   { weight: 3, arbitrary: nastyString },
@@ -445,7 +481,7 @@ const deepJson = fc
  * cannot store, and bodies nested deeper than 32 levels. */
 // eslint-disable-next-line no-control-regex -- U+0000 is what it looks for
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-function storable(value: unknown, depth = 0): boolean {
+export function storable(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return !UNSTORABLE.test(value);
   if (typeof value !== 'object' || value === null) return true;
   if (depth >= 32) return false;
@@ -459,7 +495,7 @@ interface Payload {
 }
 
 export const JSON_TYPES = ['application/json', 'application/json; charset=utf-8'];
-const contentType = fc.oneof(
+export const contentType = fc.oneof(
   { weight: 30, arbitrary: fc.constantFrom(...JSON_TYPES) },
   {
     weight: 3,
@@ -489,7 +525,7 @@ const contentType = fc.oneof(
 );
 
 /** A body for a route with a JSON body: its JSON shape sent in many ways. */
-const payload = (json: fc.Arbitrary<JsonBody>): fc.Arbitrary<Payload> =>
+export const payload = (json: fc.Arbitrary<JsonBody>): fc.Arbitrary<Payload> =>
   fc.oneof(
     {
       weight: 24,
@@ -557,7 +593,7 @@ const payload = (json: fc.Arbitrary<JsonBody>): fc.Arbitrary<Payload> =>
     { weight: 1, arbitrary: fc.constant({ validBody: false }) },
   );
 
-const authorization: fc.Arbitrary<{ header?: string; who: Who }> = fc.oneof(
+export const authorization: fc.Arbitrary<{ header?: string; who: Who }> = fc.oneof(
   { weight: 30, arbitrary: fc.constant({ header: 'Bearer {{alice-token}}', who: 'alice' as Who }) },
   {
     weight: 2,
@@ -615,7 +651,7 @@ const authorization: fc.Arbitrary<{ header?: string; who: Who }> = fc.oneof(
 );
 
 /** X-Request-Id, Accept and other headers; most runs send none of them. */
-const extraHeaders: fc.Arbitrary<Record<string, string>> = fc
+export const extraHeaders: fc.Arbitrary<Record<string, string>> = fc
   .record(
     {
       'x-request-id': fc.oneof(
@@ -788,7 +824,7 @@ const queryString: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => `?since=${'1'.repeat(n)}`) },
 );
 
-const request = (parts: {
+export const request = (parts: {
   route: RouteName;
   method: string;
   target: string;
@@ -863,11 +899,11 @@ export const writePlans: fc.Arbitrary<Plan> = fc.oneof(
 );
 
 /** Bob never writes: his answers must show no data at all. */
-const readAuth = fc.oneof(
+export const readAuth = fc.oneof(
   { weight: 5, arbitrary: authorization },
   { weight: 1, arbitrary: fc.constant({ header: 'Bearer {{bob-token}}', who: 'bob' as Who }) },
 );
-const readMethod = fc.constantFrom('GET', 'GET', 'GET', 'GET', 'HEAD');
+export const readMethod = fc.constantFrom('GET', 'GET', 'GET', 'GET', 'HEAD');
 
 export const readPlans: fc.Arbitrary<Plan> = fc.oneof(
   {
@@ -1020,7 +1056,7 @@ const userSegment = (who: Who): fc.Arbitrary<UserSegment> => {
 };
 
 /** The worse of validities. */
-const judged = (...all: Validity[]): Validity =>
+export const judged = (...all: Validity[]): Validity =>
   all.includes('invalid') ? 'invalid' : all.includes('unsure') ? 'unsure' : 'valid';
 
 /** `since`: absent or a non-negative integer is fine; `since=` and integers past 2^53 are left
@@ -2014,6 +2050,21 @@ export const unknownPlans: fc.Arbitrary<Plan> = fc
         'DELETE /subscriptions/{{alice-name}}/phone.json',
         'POST /subscriptions/{{alice-name}}.json',
         'PUT /subscriptions/{{alice-name}}.json',
+        'PUT /api/v1/sync',
+        'DELETE /api/v1/sync',
+        'PATCH /api/v1/sync',
+        'POST /api/v1/subscriptions',
+        'DELETE /api/v1/subscriptions/{{sync-id:0}}',
+        'PUT /api/v1/subscriptions/{{sync-id:0}}',
+        'GET /api/v1/sync/{{sync-id:0}}',
+        'GET /api/v1/subscriptions/{{sync-id:0}}/x',
+        'GET /api/v1',
+        'GET /api/v2/sync',
+        'GET /api/v1/episodes',
+        'GET /auth/login',
+        'GET /auth/refresh',
+        'DELETE /auth/login',
+        'POST /auth/logout',
       ),
     ),
     payload: fc.oneof(

@@ -10,6 +10,13 @@ import {
   UPLOAD_BODY_LIMIT,
   World,
 } from './generators';
+import {
+  allowedOnSyncDraft,
+  checkSyncDraftAnswer,
+  isSyncDraft,
+  SYNC_DRAFT_RULES,
+  SyncDraftRoute,
+} from './sync-draft';
 
 /**
  * What the HTTP fuzzing (test/e2e/fuzz.e2e-spec.ts) expects of an answer: the properties every
@@ -44,7 +51,7 @@ interface RouteRule {
 }
 
 const UUID_OR_ANY = '[^/]+';
-const RULES: Readonly<Record<Exclude<RouteName, 'unknown' | GpodderRoute>, RouteRule>> = {
+const RULES: Readonly<Record<Exclude<RouteName, 'unknown' | GpodderRoute | SyncDraftRoute>, RouteRule>> = {
   add: { method: 'POST', pattern: /^\/v1\/subscriptions$/, authenticated: true, statuses: [200, 405] },
   list: { method: 'GET', pattern: /^\/v1\/subscriptions$/, authenticated: true, statuses: [200, 405] },
   get: {
@@ -129,6 +136,7 @@ const PARAMETER_PATHS: ReadonlyMap<string, 400 | 405> = new Map([
   ['/subscriptions/', 400],
   ['/v1/subscriptions/', 405],
   ['/v1/deletions/', 405],
+  ['/api/v1/subscriptions/', 400],
 ]);
 
 /** The status of the router's own refusals (a path that does not percent-decode, a path parameter
@@ -147,7 +155,7 @@ export function isServed(method: string, pathname: string): boolean {
   if (['health', 'metrics', 'openapi.json', 'docs'].includes(first) || decoded.startsWith('/docs'))
     return true;
   const effective = method === 'HEAD' ? 'GET' : method;
-  return [...Object.values(RULES), ...Object.values(GPODDER_RULES)].some(
+  return [...Object.values(RULES), ...Object.values(GPODDER_RULES), ...Object.values(SYNC_DRAFT_RULES)].some(
     (rule) => rule.method === effective && (rule.pattern.test(pathname) || rule.pattern.test(decoded)),
   );
 }
@@ -169,6 +177,7 @@ function allowedByRoute(plan: Plan, bodyBytes: number): Set<number> {
   // An empty body sent as JSON is refused (405) too.
   const carriesBody = plan.body !== undefined;
   if (isGpodder(plan.route)) return allowedOnGpodder(plan, bodyBytes);
+  if (isSyncDraft(plan.route)) return allowedOnSyncDraft(plan, bodyBytes);
   if (plan.route === 'unknown') {
     // Not found whatever the body, which Fastify reads first: only one over the limit is refused.
     const allowed = new Set([404]);
@@ -308,6 +317,10 @@ export function learn(plan: Plan, answer: Answer, world: World, where: string): 
   };
   if (isGpodder(plan.route)) {
     checkGpodderAnswer(plan, answer, world, fail);
+    return;
+  }
+  if (isSyncDraft(plan.route)) {
+    checkSyncDraftAnswer(plan, body, world, fail);
     return;
   }
   const remember = (guid: unknown) => {
@@ -461,9 +474,12 @@ export function allowedWhenLimited(plan: Plan, _bodyBytes: number, headBytes: nu
     if (own || plan.auth.header !== undefined || plan.headers.cookie !== undefined) allowed.add(429);
     return allowed;
   }
-  if (plan.body !== undefined) [405, 413].forEach((status) => allowed.add(status));
+  // The sync draft's face refuses input with 400, before the limit when the body fails to parse,
+  // and reads the Client-ID after the credentials and the rate limit.
+  const invalid = isSyncDraft(plan.route) ? 400 : 405;
+  if (plan.body !== undefined) [invalid, 413].forEach((status) => allowed.add(status));
   if (!plan.clean) allowed.add(404);
-  const authenticated = plan.route !== 'login' && plan.route !== 'refresh';
+  const authenticated = !['login', 'refresh', 'draft-login', 'draft-refresh'].includes(plan.route);
   if (authenticated && plan.auth.who !== 'alice') allowed.add(401);
   // Limited: per address on the auth routes, per user, and per address once credentials have failed.
   if (!authenticated || plan.auth.who !== 'none' || plan.auth.header !== undefined) allowed.add(429);

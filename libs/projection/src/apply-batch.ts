@@ -182,7 +182,7 @@ export const PARALLEL_TRANSACTIONS = 4;
 export const TRANSACTION_ROWS = 1000;
 
 /** About the rows an event writes: one per feed of an add or an upload, one per episode action,
- * else one. */
+ * one per action of a sync request, else one. */
 export const rowsOf = (event: LogEvent): number => {
   switch (event.type) {
     case 'SubscriptionsAddRequested':
@@ -190,6 +190,7 @@ export const rowsOf = (event: LogEvent): number => {
     case 'GpodderUploadRequested':
       return Math.max(1, event.add.length + event.remove.length);
     case 'EpisodeActionsUploaded':
+    case 'SyncActionsPosted':
       return Math.max(1, event.actions.length);
     default:
       return 1;

@@ -36,9 +36,17 @@ async function transactionsOf(batches: readonly LogBatch[], maxEvents = 2000): P
 }
 
 describe('batchTransactions: what the log hands over together, as transactions', () => {
-  it('weighs an event by the rows it writes: its feeds, its episode actions, else one', () => {
+  it('weighs an event by the rows it writes: its feeds, its episode actions, its sync actions, else one', () => {
     expect(rowsOf(add(100))).toBe(100);
     expect(rowsOf(add(0))).toBe(1);
+    const sync = (actions: number): LogEvent => ({
+      type: 'SyncActionsPosted',
+      userId: 'user-1',
+      clientId: '11111111-1111-4111-8111-111111111111',
+      actions: Array.from({ length: actions }, () => ({ type: 'subscription' })),
+    });
+    expect(rowsOf(sync(30))).toBe(30);
+    expect(rowsOf(sync(1))).toBe(1);
     expect(rowsOf({ type: 'DeletionRequested', userId: 'u', guid: 'g' } as LogEvent)).toBe(1);
   });
 

@@ -12,6 +12,7 @@ import {
 } from '../event-log.port';
 import { ConsumerFailures } from '../consumer-failures';
 import { GroupCommit } from '../group-commit';
+import { FETCH_BYTES_PER_PARTITION } from '../kafka/kafka-options';
 
 /** The one cause of this reader's failures (see ConsumerFailures): it reads from its stored
  * position again on any. */
@@ -19,6 +20,9 @@ const LOG = 'log';
 const CHANNEL = 'castlog_log_appended';
 /** How long an idle reader waits for a notice before reading anyway. */
 const SAFETY_READ_MS = 30_000;
+/** The bytes of events a read hands over at most (and one event more): as much as a Kafka fetch
+ * asks of a partition. */
+const READ_BYTES = FETCH_BYTES_PER_PARTITION;
 /** Serialises appenders so sequence numbers commit in order and readers never skip a gap. */
 const APPEND_LOCK = 0x6361_7374;
 
@@ -103,6 +107,9 @@ export class PostgresEventLog implements EventLog {
     }
   }
 
+  /** At most `limit` records from `from` (up to `until`), and no more after READ_BYTES of them:
+   * a batch is what a Kafka fetch takes of a partition, however large its events, so that the
+   * projector's transaction over it stays within what PostgreSQL takes in one statement. */
   private async read(
     client: Pool | PoolClient,
     from: number,
@@ -110,9 +117,14 @@ export class PostgresEventLog implements EventLog {
     limit: number,
   ): Promise<LogRecord[]> {
     const { rows } = await client.query<EventRow>(
-      `SELECT seq, key, type, version, event_id, request_id, value::text AS value, appended_at
-         FROM castlog_log.events WHERE seq >= $1 AND seq < $2 ORDER BY seq LIMIT $3`,
-      [from, until, limit],
+      `SELECT seq, key, type, version, event_id, request_id, value, appended_at
+         FROM (SELECT page.*, sum(octet_length(value)) OVER (ORDER BY seq) - octet_length(value) AS bytes_before
+                 FROM (SELECT seq, key, type, version, event_id, request_id, value::text AS value, appended_at
+                         FROM castlog_log.events WHERE seq >= $1 AND seq < $2 ORDER BY seq LIMIT $3) AS page
+              ) AS sized
+        WHERE bytes_before < $4
+        ORDER BY seq`,
+      [from, until, limit, READ_BYTES],
     );
     return rows.map((row) => {
       const headers = {
