@@ -1,5 +1,4 @@
-import { sha256 } from '@noble/hashes/sha256';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import { hash } from 'node:crypto';
 import { Guid } from '../events/log-event';
 import { checkFeedUrl, INVALID_GUID_MESSAGE, isGuid, normalizeGuid } from '../subscriptions/feed-url';
 import { SyncResult } from '../subscriptions/outcome';
@@ -79,7 +78,7 @@ const canonical = (value: unknown): unknown =>
       : value;
 
 const fingerprintOf = (type: unknown, action: unknown, data: unknown): string =>
-  bytesToHex(sha256(utf8ToBytes(JSON.stringify(canonical({ type, action, data })) ?? '')));
+  hash('sha256', JSON.stringify(canonical({ type, action, data })) ?? '', 'hex');
 
 /** The head of the action at `index`, or the result that rejects it without reading the state (no
  * action_id to remember it by). */
