@@ -24,6 +24,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(first!)).toEqual([
       'AuthTables1732400000000',
       'EventLogTable1732400000001',
+      'FeedCatalog1732400000012',
       'ProjectionVersionsTable1732400000003',
       'RateLimitBuckets1732400000005',
       'ReadModel_castlog_1732400000002',
@@ -39,9 +40,10 @@ describe('openDatabaseAt', () => {
       `SELECT to_regclass('castlog_auth.users') IS NOT NULL AS auth,
               to_regclass('castlog_log.events') IS NOT NULL AS log,
               to_regclass('castlog_projections.versions') IS NOT NULL AS versions,
-              to_regclass('castlog.subscriptions') IS NOT NULL AS read_model`,
+              to_regclass('castlog.subscriptions') IS NOT NULL AS read_model,
+              to_regclass('castlog_feeds.feeds') IS NOT NULL AS feeds`,
     );
-    expect(tables).toEqual({ auth: true, log: true, versions: true, read_model: true });
+    expect(tables).toEqual({ auth: true, log: true, versions: true, read_model: true, feeds: true });
     expect(first).toEqual(expect.objectContaining({ url, schema: 'castlog' }));
   });
 
@@ -53,7 +55,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000008');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000011');
-    expect((await recorded(v2)).length).toBe(16);
+    expect((await recorded(v2)).length).toBe(17);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

@@ -19,6 +19,7 @@ describe('migrationsFor', () => {
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'UserChangeNotices1732400000010',
+      'FeedCatalog1732400000012',
     ]);
     expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
   });

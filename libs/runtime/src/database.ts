@@ -7,6 +7,7 @@ import {
   UserChangeNotices1732400000010,
 } from '@castlog/auth';
 import { EventLogTable1732400000001 } from '@castlog/event-log';
+import { FeedCatalog1732400000012 } from '@castlog/feeds';
 import { Database, ProjectionVersionsTable1732400000003, readModelMigrations } from '@castlog/read-model';
 import { connectionSettings, quietClient } from '@castlog/supervision';
 import { Client } from 'pg';
@@ -19,7 +20,7 @@ const MIGRATION_LOCK = 0x6361_6d67;
 export const MIGRATIONS_TABLE = 'castlog_migrations';
 
 /** Every schema a castlog database holds, assembled from the libraries that own them: the auth
- * tables, the table log, the projection versions, and the read model in `schema`. The order and
+ * tables, the table log, the projection versions, the read model in `schema`, and the feed catalog. The order and
  * the class names are recorded in existing databases' castlog_migrations: never change them. */
 export function migrationsFor(schema: string): (new () => MigrationInterface)[] {
   return [
@@ -32,6 +33,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     SessionTokens1732400000007,
     SessionUse1732400000009,
     UserChangeNotices1732400000010,
+    FeedCatalog1732400000012,
   ];
 }
 

@@ -1,0 +1,127 @@
+import { normalizeFeedUrl } from '@castlog/domain';
+import { Database } from '@castlog/read-model';
+import { openDatabaseAt } from '@castlog/runtime';
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase } from '../../../../test/support/databases';
+import { FeedCatalog } from './feed-catalog';
+
+const T = 1_700_000_000_000;
+const HOUR = 3_600_000;
+const feed = (name: string) => `https://${name}.example/rss`;
+
+/** The catalog's statements against a database migrated as castlog migrates it. */
+describe('FeedCatalog', () => {
+  let database: Database;
+  let catalog: FeedCatalog;
+
+  /** A subscription of `user` created with `feedUrl`, as the projector writes one. */
+  const subscribe = async (user: string, feedUrl: string, { deleted }: { deleted?: number } = {}) =>
+    database.dataSource.query(
+      `INSERT INTO castlog.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
+                                          deleted, merged_into, deletion_id, latest_guid, created, created_feed_url,
+                                          sync_id, subscribed_at, state_time, identity_time, last_updated, sync_cursor)
+       VALUES ($1, $2, $3, true, $4, NULL, $5, NULL, NULL, $2, $4, $6, gen_random_uuid(), 0, 0, 0, 0, 0)`,
+      [user, randomUUID(), feedUrl, T, deleted ?? null, normalizeFeedUrl(feedUrl)],
+    );
+  const row = async (url: string) =>
+    (await database.dataSource.query(`SELECT * FROM castlog_feeds.feeds WHERE url = $1`, [url]))[0];
+
+  beforeAll(async () => {
+    database = await openDatabaseAt(await createTestDatabase('feed_catalog'), 'castlog', 4);
+    catalog = new FeedCatalog(database.dataSource, { schema: 'castlog' });
+  });
+  afterAll(() => database.close());
+  beforeEach(() => database.dataSource.query(`TRUNCATE castlog_feeds.feeds, castlog_feeds.log_offsets`));
+
+  it('learns each feed once, due at once, with the partition position it learned up to', async () => {
+    expect(await catalog.learnedUpTo(0)).toBe(0);
+    expect(await catalog.learn([feed('a'), feed('b'), feed('a')], T, 0, 5)).toBe(2);
+    expect(await catalog.learn([feed('a'), feed('c')], T + 1000, 0, 9)).toBe(1);
+    expect(await catalog.learnedUpTo(0)).toBe(9);
+    // A redelivered batch moves no position back.
+    await catalog.learn([feed('a')], T + 2000, 0, 5);
+    expect(await catalog.learnedUpTo(0)).toBe(9);
+    expect(await catalog.learnedUpTo(1)).toBe(0);
+    expect((await row(feed('a'))).first_seen).toEqual(new Date(T));
+    expect(await catalog.backlog(T + 1000)).toEqual({ known: 3, due: 3, oldestDueMs: T });
+  });
+
+  it('claims due feeds, longest due first, once until their lease ends', async () => {
+    await catalog.learn([feed('old')], T, 0, 1);
+    await catalog.learn([feed('new')], T + 1000, 0, 2);
+    await catalog.learn([feed('later')], T + 10 * HOUR, 0, 3);
+    expect((await catalog.claimDue(T + 2000, 1, HOUR)).map((due) => due.url)).toEqual([feed('old')]);
+    expect(await catalog.claimDue(T + 2000, 10, HOUR)).toEqual([{ url: feed('new'), failures: 0 }]);
+    expect(await catalog.claimDue(T + 2000, 10, HOUR)).toEqual([]);
+    // The lease ended without a record (a crash): claimable again.
+    expect((await catalog.claimDue(T + 2 * HOUR, 10, HOUR)).map((due) => due.url).sort()).toEqual(
+      [feed('new'), feed('old')].sort(),
+    );
+  });
+
+  it('records a fetch, a 304 keeping what it had, and failures that keep the metadata', async () => {
+    await catalog.learn([feed('a')], T, 0, 1);
+    const metadata = { title: 'A show', episodeCount: 3, newestEpisodeAt: new Date(T - HOUR), author: 'Ann' };
+    const validators = { etag: '"v1"', lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT' };
+    expect(await catalog.record(feed('a'), { outcome: 'fetched', metadata, validators }, T, T + HOUR)).toBe(
+      0,
+    );
+    expect(await catalog.claimDue(T + HOUR, 10, HOUR)).toEqual([
+      { url: feed('a'), failures: 0, ...validators },
+    ]);
+    await catalog.record(feed('a'), { outcome: 'not-modified', validators: {} }, T + HOUR, T + 2 * HOUR);
+    expect(await row(feed('a'))).toMatchObject({ title: 'A show', etag: '"v1"', outcome: 'not-modified' });
+    expect(await catalog.record(feed('a'), { outcome: 'timeout', detail: 'no answer in 10 s' }, T, T)).toBe(
+      1,
+    );
+    expect(await catalog.record(feed('a'), { outcome: 'malformed', detail: 'not XML' }, T, T)).toBe(2);
+    expect(await row(feed('a'))).toMatchObject({
+      title: 'A show',
+      author: 'Ann',
+      episode_count: 3,
+      newest_episode_at: new Date(T - HOUR),
+      outcome: 'malformed',
+      outcome_detail: 'not XML',
+      failures: 2,
+      etag: null,
+      last_modified: null,
+    });
+  });
+
+  it('shows a user the titles of the feeds they hold only, by the URL as they spelled it', async () => {
+    const [alice, bob] = ['user-alice', 'user-bob'];
+    await subscribe(alice, 'HTTPS://Shared.example/rss#top');
+    await subscribe(bob, feed('shared'));
+    await subscribe(bob, feed('private'));
+    await subscribe(alice, feed('gone'), { deleted: T });
+    await catalog.learn([feed('shared'), feed('private'), feed('gone'), feed('untitled')], T, 0, 1);
+    for (const [url, title] of [
+      [feed('shared'), 'Shared'],
+      [feed('private'), 'Private'],
+      [feed('gone'), 'Gone'],
+    ] as const)
+      await catalog.record(
+        url,
+        { outcome: 'fetched', metadata: { title, episodeCount: 0 }, validators: {} },
+        T,
+        T,
+      );
+    const asked = ['HTTPS://Shared.example/rss#top', feed('private'), feed('gone'), feed('untitled')];
+    expect(await catalog.titlesFor(alice, asked)).toEqual(
+      new Map([['HTTPS://Shared.example/rss#top', 'Shared']]),
+    );
+    expect(await catalog.titlesFor(bob, [feed('private')])).toEqual(new Map([[feed('private'), 'Private']]));
+    expect(await catalog.titlesFor(bob, [])).toEqual(new Map());
+  });
+
+  it('sweeps the feeds nobody holds any more, sparing those learned within the grace period', async () => {
+    await subscribe('user-carol', feed('held'));
+    await subscribe('user-carol', feed('deleted'), { deleted: T });
+    await catalog.learn([feed('held'), feed('deleted'), feed('dropped')], T, 0, 1);
+    await catalog.learn([feed('fresh')], T + HOUR, 0, 2);
+    expect(await catalog.sweep(T + HOUR)).toBe(2);
+    expect((await catalog.backlog(T + HOUR)).known).toBe(2);
+    expect(await row(feed('held'))).toBeDefined();
+    expect(await row(feed('fresh'))).toBeDefined();
+  });
+});

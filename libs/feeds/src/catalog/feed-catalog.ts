@@ -1,0 +1,243 @@
+import { normalizeFeedUrl } from '@castlog/domain';
+import { poolOf, quoteIdent, ReadSchema } from '@castlog/read-model';
+import { DataSource } from 'typeorm';
+
+/** What a feed says about itself, as the catalog keeps it (the parser's `FeedInfo` is one). */
+export interface FeedMetadata {
+  readonly title?: string;
+  readonly description?: string;
+  readonly link?: string;
+  readonly imageUrl?: string;
+  readonly language?: string;
+  readonly author?: string;
+  readonly podcastGuid?: string;
+  readonly episodeCount: number;
+  readonly newestEpisodeAt?: Date;
+}
+
+/** HTTP validators of a feed's last full answer, for a conditional GET. */
+export interface FeedValidators {
+  readonly etag?: string;
+  readonly lastModified?: string;
+}
+
+/** A feed claimed for fetching: its normalised URL, its validators and how many fetches in a row
+ * have failed. */
+export interface DueFeed extends FeedValidators {
+  readonly url: string;
+  readonly failures: number;
+}
+
+/** What a fetch ended with. `fetched` and `not-modified` succeeded (the first with what the feed
+ * said); any other outcome is a failure, with its detail, that counts towards the backoff. */
+export type FetchRecord =
+  | {
+      readonly outcome: 'fetched';
+      readonly metadata: FeedMetadata;
+      readonly validators: FeedValidators;
+      readonly movedTo?: string;
+    }
+  | { readonly outcome: 'not-modified'; readonly validators: FeedValidators; readonly movedTo?: string }
+  | { readonly outcome: string; readonly detail: string };
+
+const FEEDS = 'castlog_feeds.feeds';
+const OFFSETS = 'castlog_feeds.log_offsets';
+
+/** Epoch ms as a timestamptz parameter. */
+const AT = (param: string) => `to_timestamp(${param}::float8 / 1000)`;
+
+/** The feed catalog (`castlog_feeds`, migration FeedCatalog1732400000012): feeds keyed by their
+ * normalised URL, learned from the log, fetched when due. Claims are leases: a claimed feed's next
+ * fetch moves `leaseMs` ahead, so replicas never fetch it together and a crash loses nothing. The
+ * read model (`readModel`'s schema) tells which feeds someone subscribes to. Times are epoch ms. */
+export class FeedCatalog {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly readModel: ReadSchema,
+  ) {}
+
+  /** The rows `text` answers, on the pool itself: `DataSource.query` answers an UPDATE's or a
+   * DELETE's rows with their count. */
+  private async query<T>(text: string, params: unknown[]): Promise<T[]> {
+    return (await poolOf(this.dataSource).query(text, params)).rows as T[];
+  }
+
+  /** The next offset in `partition` the catalog has not learned from (0 at first). */
+  async learnedUpTo(partition: number): Promise<number> {
+    const rows = await this.query<{ next_offset: string }>(
+      `SELECT next_offset FROM ${OFFSETS} WHERE partition = $1`,
+      [partition],
+    );
+    return Number(rows[0]?.next_offset ?? 0);
+  }
+
+  /** Adds the normalised feed URLs not yet known, due at `nowMs`, and stores `nextOffset` as the
+   * partition's learned position, in one statement. Answers how many feeds were new. */
+  async learn(
+    urls: readonly string[],
+    nowMs: number,
+    partition: number,
+    nextOffset: number,
+  ): Promise<number> {
+    const rows = await this.query<{ added: string }>(
+      `WITH added AS (
+         INSERT INTO ${FEEDS} (url, next_fetch_at, first_seen)
+         SELECT DISTINCT url, ${AT('$2')}, ${AT('$2')} FROM unnest($1::text[]) AS learned (url)
+         ON CONFLICT (url) DO NOTHING
+         RETURNING 1
+       ), stored AS (
+         INSERT INTO ${OFFSETS} (partition, next_offset) VALUES ($3, $4)
+         ON CONFLICT (partition) DO UPDATE SET next_offset = GREATEST(${OFFSETS}.next_offset, EXCLUDED.next_offset)
+       )
+       SELECT count(*) AS added FROM added`,
+      [[...urls], nowMs, partition, nextOffset],
+    );
+    return Number(rows[0]?.added ?? 0);
+  }
+
+  /** Claims at most `limit` feeds due at `nowMs`, the longest due first, for `leaseMs`. */
+  async claimDue(nowMs: number, limit: number, leaseMs: number): Promise<DueFeed[]> {
+    const rows = await this.query<{
+      url: string;
+      etag: string | null;
+      last_modified: string | null;
+      failures: number;
+    }>(
+      `UPDATE ${FEEDS} f SET next_fetch_at = ${AT('$1')} + $3 * interval '1 millisecond'
+           FROM (SELECT url FROM ${FEEDS} WHERE next_fetch_at <= ${AT('$1')}
+                  ORDER BY next_fetch_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+          WHERE f.url = due.url
+          RETURNING f.url, f.etag, f.last_modified, f.failures`,
+      [nowMs, limit, leaseMs],
+    );
+    return rows.map((row) => ({
+      url: row.url,
+      failures: row.failures,
+      ...(row.etag === null ? {} : { etag: row.etag }),
+      ...(row.last_modified === null ? {} : { lastModified: row.last_modified }),
+    }));
+  }
+
+  /** Records a fetch of `url` at `nowMs` and schedules the next at `nextFetchAtMs`. A success resets
+   * the failures; a failure keeps what the feed said before and forgets its validators, so that
+   * the next fetch reads it whole. Answers the failures in a row now. */
+  async record(url: string, result: FetchRecord, nowMs: number, nextFetchAtMs: number): Promise<number> {
+    const common = [url, nowMs, nextFetchAtMs];
+    const sql =
+      result.outcome === 'fetched' && 'metadata' in result
+        ? this.recordFetched(result.metadata, result.validators, result.movedTo)
+        : result.outcome === 'not-modified' && 'validators' in result
+          ? this.recordNotModified(result.validators, result.movedTo)
+          : this.recordFailure(result.outcome, 'detail' in result ? result.detail : '');
+    const rows = await this.query<{ failures: number }>(
+      `UPDATE ${FEEDS} SET fetched_at = ${AT('$2')}, next_fetch_at = ${AT('$3')}, ${sql.set}
+        WHERE url = $1 RETURNING failures`,
+      [...common, ...sql.params],
+    );
+    return rows[0]?.failures ?? 0;
+  }
+
+  private recordFetched(metadata: FeedMetadata, validators: FeedValidators, movedTo?: string) {
+    return {
+      set: `outcome = 'fetched', outcome_detail = NULL, failures = 0, title = $4, description = $5,
+            link = $6, image_url = $7, language = $8, author = $9, podcast_guid = $10, episode_count = $11,
+            newest_episode_at = ${AT('$12')}, etag = $13, last_modified = $14, moved_to = $15`,
+      params: [
+        metadata.title ?? null,
+        metadata.description ?? null,
+        metadata.link ?? null,
+        metadata.imageUrl ?? null,
+        metadata.language ?? null,
+        metadata.author ?? null,
+        metadata.podcastGuid ?? null,
+        metadata.episodeCount,
+        metadata.newestEpisodeAt?.getTime() ?? null,
+        validators.etag ?? null,
+        validators.lastModified ?? null,
+        movedTo ?? null,
+      ],
+    };
+  }
+
+  private recordNotModified(validators: FeedValidators, movedTo?: string) {
+    return {
+      set: `outcome = 'not-modified', outcome_detail = NULL, failures = 0,
+            etag = coalesce($4, etag), last_modified = coalesce($5, last_modified),
+            moved_to = coalesce($6, moved_to)`,
+      params: [validators.etag ?? null, validators.lastModified ?? null, movedTo ?? null],
+    };
+  }
+
+  private recordFailure(outcome: string, detail: string) {
+    return {
+      set: `outcome = $4, outcome_detail = $5, failures = failures + 1, etag = NULL, last_modified = NULL`,
+      params: [outcome, detail],
+    };
+  }
+
+  /** The catalog's titles of `urls` (as given, any spelling of a feed) that `userId` subscribes to
+   * (a subscription of theirs, not deleted, holds the URL): the catalog shows nobody a feed URL they
+   * do not hold, since a private feed's URL carries its token. */
+  async titlesFor(userId: string, urls: readonly string[]): Promise<Map<string, string>> {
+    if (urls.length === 0) return new Map();
+    const s = quoteIdent(this.readModel.schema);
+    const rows = await this.query<{ url: string; title: string }>(
+      `SELECT f.url, f.title FROM ${FEEDS} f
+        WHERE f.url = ANY($2::text[]) AND f.title IS NOT NULL AND f.title <> ''
+          AND EXISTS (SELECT 1 FROM ${s}.subscription_feed_urls held
+                        JOIN ${s}.subscriptions sub ON sub.user_id = held.user_id AND sub.id = held.subscription_id
+                       WHERE held.user_id = $1 AND held.normalized_feed_url = f.url AND sub.deleted IS NULL)`,
+      [userId, urls.map(normalizeFeedUrl)],
+    );
+    const titles = new Map(rows.map((row) => [row.url, row.title]));
+    return new Map(
+      urls.flatMap((url) => {
+        const title = titles.get(normalizeFeedUrl(url));
+        return title === undefined ? [] : [[url, title] as const];
+      }),
+    );
+  }
+
+  /** `urls` in order, each with its title when the catalog knows it and `userId` subscribes to it
+   * (`titlesFor`): what an export names each feed by. */
+  async withTitles(userId: string, urls: readonly string[]): Promise<{ url: string; title?: string }[]> {
+    const titles = await this.titlesFor(userId, urls);
+    return urls.map((url) => {
+      const title = titles.get(url);
+      return title === undefined ? { url } : { url, title };
+    });
+  }
+
+  /** Removes the feeds first seen before `seenBeforeMs` that no subscription (of any user, not
+   * deleted) holds any more. The grace period spares a feed learned from an event the projector has
+   * not applied yet. Answers how many left. */
+  async sweep(seenBeforeMs: number): Promise<number> {
+    const s = quoteIdent(this.readModel.schema);
+    const rows = await this.query<{ url: string }>(
+      `DELETE FROM ${FEEDS} f
+        WHERE f.first_seen < ${AT('$1')}
+          AND NOT EXISTS (SELECT 1 FROM ${s}.subscription_feed_urls held
+                            JOIN ${s}.subscriptions sub ON sub.user_id = held.user_id AND sub.id = held.subscription_id
+                           WHERE held.normalized_feed_url = f.url AND sub.deleted IS NULL)
+        RETURNING f.url`,
+      [seenBeforeMs],
+    );
+    return rows.length;
+  }
+
+  /** How many feeds the catalog knows, and since when (epoch ms) the longest due one has waited at
+   * `nowMs` (none: null). */
+  async backlog(nowMs: number): Promise<{ known: number; due: number; oldestDueMs: number | null }> {
+    const [row] = await this.query<{ known: string; due: string; oldest: string | null }>(
+      `SELECT count(*) AS known, count(*) FILTER (WHERE next_fetch_at <= ${AT('$1')}) AS due,
+              (extract(epoch FROM min(next_fetch_at) FILTER (WHERE next_fetch_at <= ${AT('$1')})) * 1000)::bigint AS oldest
+         FROM ${FEEDS}`,
+      [nowMs],
+    );
+    return {
+      known: Number(row?.known ?? 0),
+      due: Number(row?.due ?? 0),
+      oldestDueMs: row?.oldest == null ? null : Number(row.oldest),
+    };
+  }
+}
