@@ -97,3 +97,31 @@ describe('numbers and durations that would break the server later', () => {
       expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
   });
 });
+
+describe('the feed resolver settings', () => {
+  it('fetch every feed daily, 5 MiB at most, public addresses only, by default', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      FEEDS: true,
+      FEED_REFRESH_INTERVAL: 86_400_000,
+      FEED_MAX_BYTES: 5 * 1024 * 1024,
+      FEEDS_ALLOW_PRIVATE: false,
+      FEEDS_ALLOWED_RANGES: [],
+    });
+    expect(loadConfig({ FEEDS: 'off', FEED_REFRESH_INTERVAL: '2s' })).toMatchObject({
+      FEEDS: false,
+      FEED_REFRESH_INTERVAL: 2000,
+    });
+  });
+
+  it('read a list of CIDR ranges and refuse what is not one, naming the setting', () => {
+    expect(loadConfig({ FEEDS_ALLOWED_RANGES: ' 127.0.0.1/32, fd00::/8 ' }).FEEDS_ALLOWED_RANGES).toEqual([
+      '127.0.0.1/32',
+      'fd00::/8',
+    ]);
+    for (const bad of ['127.0.0.1', '10.0.0.0/33', 'fd00::/129', 'localhost/8', '10.0.0.0/8,'])
+      expect(() => loadConfig({ FEEDS_ALLOWED_RANGES: bad })).toThrow(
+        /FEEDS_ALLOWED_RANGES: must be a comma-separated list of CIDR/,
+      );
+  });
+});

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const duration = z
@@ -64,6 +65,14 @@ const onOff = z
   )
   .transform((text) => /^(true|on|yes|1)$/.test(text));
 
+/** An IPv4 or IPv6 address with a prefix length that fits it: `10.0.0.0/8`, `fd00::/8`. */
+export function isCidr(text: string): boolean {
+  const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
+  if (!match) return false;
+  const version = isIP(match[1] ?? '');
+  return version !== 0 && Number(match[2]) <= (version === 4 ? 32 : 128);
+}
+
 /** Every setting, its default and its check. The README's configuration table documents each one. */
 export const configSchema = z.object({
   PORT: int(0, 65535).default(3000),
@@ -129,6 +138,29 @@ export const configSchema = z.object({
   /** The gpodder.net API (`/api/2/...` and the simple API's `/subscriptions/...`); when off its
    * routes are absent (404) and `/v1/capabilities` does not list it. */
   GPODDER_API: onOff.default('on'),
+  /** The feed resolver, which follows the log and fetches every subscribed feed into the catalog;
+   * when off nothing is fetched and names fall back to URLs. */
+  FEEDS: onOff.default('on'),
+  /** How often each known feed is fetched again; also the longest a failing feed waits. */
+  FEED_REFRESH_INTERVAL: timer.default('24h'),
+  FEED_FETCH_TIMEOUT: timer.default('30s'),
+  FEED_MAX_BYTES: int(1024, 1024 * 1024 * 1024).default(5 * 1024 * 1024),
+  FEED_MAX_REDIRECTS: int(0, 20).default(5),
+  /** Fetches in flight at once, and at once from one host. */
+  FEED_CONCURRENCY: int(1, 1000).default(16),
+  FEED_HOST_CONCURRENCY: int(1, 100).default(2),
+  /** Fetches of loopback, private, link-local and unique-local addresses are refused unless this
+   * allows them all (a home network) or FEEDS_ALLOWED_RANGES lists theirs. */
+  FEEDS_ALLOW_PRIVATE: onOff.default('off'),
+  FEEDS_ALLOWED_RANGES: z
+    .string()
+    .trim()
+    .refine(
+      (text) => text === '' || text.split(',').every((range) => isCidr(range.trim())),
+      'must be a comma-separated list of CIDR ranges, such as 192.168.1.0/24,fd00::/8',
+    )
+    .transform((text) => (text === '' ? [] : text.split(',').map((range) => range.trim())))
+    .default(''),
 });
 
 export type Config = z.infer<typeof configSchema>;
