@@ -1,0 +1,2 @@
+export { FeedFetcher } from './fetch/feed-fetcher';
+export type { FetcherOptions, FetchResult, Validators } from './fetch/feed-fetcher';
