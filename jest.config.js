@@ -30,6 +30,7 @@ module.exports = {
     '^@castlog/http$': '<rootDir>/libs/http/src',
     '^@castlog/replay$': '<rootDir>/libs/replay/src',
     '^@castlog/opml$': '<rootDir>/libs/opml/src',
+    '^@castlog/feeds$': '<rootDir>/libs/feeds/src',
     '^@castlog/api$': '<rootDir>/apps/api/src',
     '^@castlog/projector$': '<rootDir>/apps/projector/src',
   },

@@ -1,0 +1,2 @@
+export { FEED_TEXT_LIMITS, FeedParseError, parseFeed } from './parse/feed-parser';
+export type { FeedInfo } from './parse/feed-parser';
