@@ -1,2 +1,4 @@
 export { FeedFetcher } from './fetch/feed-fetcher';
 export type { FetcherOptions, FetchResult, Validators } from './fetch/feed-fetcher';
+export { FEED_TEXT_LIMITS, FeedParseError, parseFeed } from './parse/feed-parser';
+export type { FeedInfo } from './parse/feed-parser';
