@@ -4,3 +4,5 @@ export { FeedFetcher } from './fetch/feed-fetcher';
 export type { FetcherOptions, FetchResult, Validators } from './fetch/feed-fetcher';
 export { FEED_TEXT_LIMITS, FeedParseError, parseFeed } from './parse/feed-parser';
 export type { FeedInfo } from './parse/feed-parser';
+export * from './resolver';
+export * from './resolver-progress';
