@@ -114,6 +114,28 @@ describe('FeedCatalog', () => {
     expect(await catalog.titlesFor(bob, [])).toEqual(new Map());
   });
 
+  it('names the feeds of a list as long as the largest upload (10,000 URLs)', async () => {
+    const urls = Array.from({ length: 10_000 }, (_, i) => feed(`many${i}`));
+    await database.dataSource.query(
+      `INSERT INTO castlog.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, latest_guid,
+                                          created, created_feed_url, sync_id, subscribed_at, state_time,
+                                          identity_time, last_updated, sync_cursor)
+       SELECT 'user-dave', id, url, true, $2, id, $2, url, gen_random_uuid(), 0, 0, 0, 0, 0
+         FROM (SELECT gen_random_uuid() AS id, url FROM unnest($1::text[]) AS urls (url)) subscribed`,
+      [urls, T],
+    );
+    await catalog.learn(urls.slice(0, 2), T, 0, 1);
+    await catalog.record(
+      urls[1]!,
+      { outcome: 'fetched', metadata: { title: 'Two', episodeCount: 0 }, validators: {} },
+      T,
+      T,
+    );
+    const named = await catalog.withTitles('user-dave', urls);
+    expect(named).toHaveLength(10_000);
+    expect(named.slice(0, 3)).toEqual([{ url: urls[0] }, { url: urls[1], title: 'Two' }, { url: urls[2] }]);
+  });
+
   it('sweeps the feeds nobody holds any more, sparing those learned within the grace period', async () => {
     await subscribe('user-carol', feed('held'));
     await subscribe('user-carol', feed('deleted'), { deleted: T });

@@ -46,6 +46,20 @@ const OFFSETS = 'castlog_feeds.log_offsets';
 /** Epoch ms as a timestamptz parameter. */
 const AT = (param: string) => `to_timestamp(${param}::float8 / 1000)`;
 
+/** Whether a subscription not deleted (of the user `userParam`, of anyone without it) holds the
+ * normalised feed URL `url`: was created with it or took it later. Written as two indexed lookups
+ * rather than through the read model's `subscription_feed_urls` view, whose plan for a user's
+ * whole list the planner can misjudge. */
+function held(readModel: ReadSchema, url: string, userParam?: string): string {
+  const s = quoteIdent(readModel.schema);
+  const ofUser = (column: string) => (userParam === undefined ? '' : `${column} = ${userParam} AND `);
+  return `(EXISTS (SELECT 1 FROM ${s}.subscriptions created
+                    WHERE ${ofUser('created.user_id')}created.created_feed_url = ${url} AND created.deleted IS NULL)
+        OR EXISTS (SELECT 1 FROM ${s}.subscription_later_feed_urls later
+                     JOIN ${s}.subscriptions sub ON sub.user_id = later.user_id AND sub.id = later.subscription_id
+                    WHERE ${ofUser('later.user_id')}later.normalized_feed_url = ${url} AND sub.deleted IS NULL))`;
+}
+
 /** The feed catalog (`castlog_feeds`, migration FeedCatalog1732400000012): feeds keyed by their
  * normalised URL, learned from the log, fetched when due. Claims are leases: a claimed feed's next
  * fetch moves `leaseMs` ahead, so replicas never fetch it together and a crash loses nothing. The
@@ -180,13 +194,10 @@ export class FeedCatalog {
    * do not hold, since a private feed's URL carries its token. */
   async titlesFor(userId: string, urls: readonly string[]): Promise<Map<string, string>> {
     if (urls.length === 0) return new Map();
-    const s = quoteIdent(this.readModel.schema);
     const rows = await this.query<{ url: string; title: string }>(
-      `SELECT f.url, f.title FROM ${FEEDS} f
-        WHERE f.url = ANY($2::text[]) AND f.title IS NOT NULL AND f.title <> ''
-          AND EXISTS (SELECT 1 FROM ${s}.subscription_feed_urls held
-                        JOIN ${s}.subscriptions sub ON sub.user_id = held.user_id AND sub.id = held.subscription_id
-                       WHERE held.user_id = $1 AND held.normalized_feed_url = f.url AND sub.deleted IS NULL)`,
+      `SELECT f.url, f.title FROM (SELECT DISTINCT url FROM unnest($2::text[]) AS asked (url)) asked
+         JOIN ${FEEDS} f ON f.url = asked.url
+        WHERE f.title IS NOT NULL AND f.title <> '' AND ${held(this.readModel, 'f.url', '$1')}`,
       [userId, urls.map(normalizeFeedUrl)],
     );
     const titles = new Map(rows.map((row) => [row.url, row.title]));
@@ -212,13 +223,8 @@ export class FeedCatalog {
    * deleted) holds any more. The grace period spares a feed learned from an event the projector has
    * not applied yet. Answers how many left. */
   async sweep(seenBeforeMs: number): Promise<number> {
-    const s = quoteIdent(this.readModel.schema);
     const rows = await this.query<{ url: string }>(
-      `DELETE FROM ${FEEDS} f
-        WHERE f.first_seen < ${AT('$1')}
-          AND NOT EXISTS (SELECT 1 FROM ${s}.subscription_feed_urls held
-                            JOIN ${s}.subscriptions sub ON sub.user_id = held.user_id AND sub.id = held.subscription_id
-                           WHERE held.normalized_feed_url = f.url AND sub.deleted IS NULL)
+      `DELETE FROM ${FEEDS} f WHERE f.first_seen < ${AT('$1')} AND NOT ${held(this.readModel, 'f.url')}
         RETURNING f.url`,
       [seenBeforeMs],
     );
