@@ -49,7 +49,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['@castlog/api', '@castlog/projector', '**/apps/**'],
+              group: ['@castlog/api', '@castlog/projector', '@castlog/resolver', '**/apps/**'],
               message: 'A lib never depends on an app.',
             },
           ],
@@ -57,8 +57,8 @@ export default tseslint.config(
       ],
     },
   },
-  ...['api', 'projector', 'cli'].map((app) => {
-    const others = ['api', 'projector', 'cli', 'embedded'].filter((other) => other !== app);
+  ...['api', 'projector', 'resolver', 'cli'].map((app) => {
+    const others = ['api', 'projector', 'resolver', 'cli', 'embedded'].filter((other) => other !== app);
     return {
       files: [`apps/${app}/**/*.ts`],
       rules: {

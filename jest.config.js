@@ -33,6 +33,7 @@ module.exports = {
     '^@castlog/feeds$': '<rootDir>/libs/feeds/src',
     '^@castlog/api$': '<rootDir>/apps/api/src',
     '^@castlog/projector$': '<rootDir>/apps/projector/src',
+    '^@castlog/resolver$': '<rootDir>/apps/resolver/src',
   },
   globalSetup: '<rootDir>/test/infra/global-setup.ts',
   globalTeardown: '<rootDir>/test/infra/global-teardown.ts',

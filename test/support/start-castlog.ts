@@ -63,6 +63,8 @@ export async function startCastlog(
     RATE_LIMIT_PER_MINUTE: '0',
     READ_YOUR_WRITES_TIMEOUT: '15s',
     LOG_LEVEL: 'warn',
+    // The feed resolver would fetch the made-up feed URLs tests subscribe to: a test opts in.
+    FEEDS: 'off',
     ...options.env,
   });
   const runtime = await openRuntime(config);

@@ -1,5 +1,6 @@
 import { CONFIG, Config } from '@castlog/config';
 import { EventLog } from '@castlog/event-log';
+import { FeedCatalog, ResolverProgress } from '@castlog/feeds';
 import { ActiveProjection, Database, LocalCommits } from '@castlog/read-model';
 import { OperationsModule, OperationsReport, RequestMetrics } from '@castlog/http';
 import { DependencyHealth } from '@castlog/supervision';
@@ -18,8 +19,8 @@ export interface Runtime {
   readonly health: DependencyHealth;
 }
 
-/** Makes the opened configuration, database and event log injectable everywhere, with the
- * process's metrics and the operations routes (/health, /metrics) that report them. Opening and
+/** Makes the opened configuration, database and event log injectable everywhere, with the feed
+ * catalog, the process's metrics and the operations routes (/health, /metrics) that report them. Opening and
  * closing them is the entry point's job, so a module never owns what outlives it. The process's
  * LocalCommits is one for all its modules. */
 @Global()
@@ -39,6 +40,8 @@ export class RuntimeModule {
         { provide: LocalCommits, useValue: new LocalCommits() },
         Metrics,
         ProjectionStatus,
+        { provide: FeedCatalog, useValue: new FeedCatalog(runtime.database.dataSource, runtime.readModel) },
+        { provide: ResolverProgress, useValue: new ResolverProgress() },
         { provide: RequestMetrics, useExisting: Metrics },
         { provide: OperationsReport, useClass: ProcessReport },
       ],
@@ -52,6 +55,8 @@ export class RuntimeModule {
         LocalCommits,
         Metrics,
         ProjectionStatus,
+        FeedCatalog,
+        ResolverProgress,
         RequestMetrics,
         OperationsReport,
       ],

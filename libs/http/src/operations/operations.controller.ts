@@ -27,6 +27,7 @@ export class OperationsController {
       status: 'ok',
       projection_version: readiness.projectionVersion,
       projection_lag: readiness.projectionLag,
+      ...(readiness.details?.length ? { details: readiness.details } : {}),
     };
   }
 

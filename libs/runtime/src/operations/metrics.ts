@@ -107,6 +107,25 @@ export class Metrics implements RequestMetrics {
     registers: [this.registry],
   });
 
+  readonly feedFetches = new Counter({
+    name: 'castlog_feed_fetches_total',
+    help: 'Feed fetches recorded by this process, by outcome (fetched, not-modified, malformed, refused, timeout, too-large, http-error, network-error, too-many-redirects)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly feedsKnown = new Gauge({
+    name: 'castlog_feeds_known',
+    help: 'Feeds in the catalog (measured by the resolver running in this process)',
+    registers: [this.registry],
+  });
+
+  readonly oldestDueFetch = new Gauge({
+    name: 'castlog_feed_oldest_due_fetch_seconds',
+    help: 'How long the feed due the longest has waited for its fetch (0 when none is due; measured by the resolver running in this process)',
+    registers: [this.registry],
+  });
+
   constructor(health: DependencyHealth) {
     collectDefaultMetrics({ register: this.registry, prefix: 'castlog_' });
     health.observe({

@@ -1,4 +1,5 @@
 import { CONFIG, Config } from '@castlog/config';
+import { ResolverProgress } from '@castlog/feeds';
 import { OperationsReport, Readiness } from '@castlog/http';
 import { DependencyHealth, messageOf } from '@castlog/supervision';
 import { Inject, Injectable, Optional } from '@nestjs/common';
@@ -33,6 +34,11 @@ export const SYSTEM_CLOCK: CheckClock = {
   },
 };
 
+/** How long the feed resolver may go without a fetch ending while feeds are due before readiness
+ * says it looks stuck: longer than a few fetches that each take their whole timeout. */
+export const resolverStuckAfterMs = (config: Config): number =>
+  Math.max(300_000, 3 * config.FEED_FETCH_TIMEOUT);
+
 /** How a 503 names a dependency that failed its check. */
 const failure = (dependency: string, error: unknown) => `${dependency}: ${messageOf(error)}`;
 
@@ -46,11 +52,13 @@ export class ProcessReport implements OperationsReport {
     private readonly prometheus: Metrics,
     private readonly health: DependencyHealth,
     @Optional() @Inject(CHECK_CLOCK) private readonly clock: CheckClock = SYSTEM_CLOCK,
+    @Optional() private readonly feeds: ResolverProgress = new ResolverProgress(),
   ) {}
 
   /** Ready when no supervised connection is out of reach, PostgreSQL and the event log answer (each
    * within READINESS_CHECK_MS), and the projection is less than READY_MAX_PROJECTION_LAG events
-   * behind in every partition. */
+   * behind in every partition. A feed resolver that looks stuck adds a line to the details, and
+   * leaves the process ready: the API serves without it. */
   async readiness(): Promise<Readiness> {
     const outages = this.health.current();
     if (outages.length > 0) {
@@ -80,7 +88,13 @@ export class ProcessReport implements OperationsReport {
     const worst = Math.max(0, ...lagBetween(end.value, applied.value).values());
     if (worst > this.config.READY_MAX_PROJECTION_LAG)
       return { ready: false, reason: `projection is ${worst} events behind` };
-    return { ready: true, projectionVersion: this.status.versions()[0]?.version, projectionLag: worst };
+    const stuck = this.feeds.stuck(this.clock.now(), resolverStuckAfterMs(this.config));
+    return {
+      ready: true,
+      projectionVersion: this.status.versions()[0]?.version,
+      projectionLag: worst,
+      ...(stuck ? { details: [stuck] } : {}),
+    };
   }
 
   /** The registry's exposition, with the projection lag, version and deletions measured now (a
@@ -102,6 +116,13 @@ export class ProcessReport implements OperationsReport {
     metrics.activeProjectionVersion.set(versions[0]?.version ?? 0);
     metrics.deletions.reset();
     for (const [status, value] of deletions) metrics.deletions.set({ status }, value);
+    const feeds = this.feeds.current();
+    if (feeds) {
+      metrics.feedsKnown.set(feeds.known);
+      metrics.oldestDueFetch.set(
+        feeds.oldestDueMs === null ? 0 : Math.max(0, (this.clock.now() - feeds.oldestDueMs) / 1000),
+      );
+    }
     return metrics.registry.metrics();
   }
 

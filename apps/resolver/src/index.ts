@@ -1,0 +1,2 @@
+export * from './resolver.module';
+export * from './resolver-app.module';
