@@ -38,6 +38,13 @@ describe('OperationsController', () => {
         projection_version: 1,
         projection_lag: 0,
       });
+      readiness = { ready: true, projectionVersion: 1, projectionLag: 0, details: ['feed resolver: stuck'] };
+      expect((await fastify.inject({ url: '/health/ready' })).json()).toEqual({
+        status: 'ok',
+        projection_version: 1,
+        projection_lag: 0,
+        details: ['feed resolver: stuck'],
+      });
       const scraped = await fastify.inject({ url: '/metrics' });
       expect(scraped.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
       expect(scraped.body).toBe('castlog_up 1\n');

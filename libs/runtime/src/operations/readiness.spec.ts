@@ -1,4 +1,5 @@
 import { loadConfig } from '@castlog/config';
+import { ResolverProgress } from '@castlog/feeds';
 import type { EventLog } from '@castlog/event-log';
 import type { ActiveProjection, Database } from '@castlog/read-model';
 import { DependencyHealth } from '@castlog/supervision';
@@ -58,6 +59,7 @@ function reportWith(
   query: () => Promise<unknown>,
   endOffsets: () => Promise<Map<number, number>>,
   clock: CheckClock = new ManualClock(),
+  feeds?: ResolverProgress,
 ) {
   const client = { query: async () => ({ rows: await query() }), release: () => undefined };
   const pool = { connect: async () => client };
@@ -69,7 +71,7 @@ function reportWith(
     schema: 'castlog',
   } as ActiveProjection);
   const health = new DependencyHealth();
-  return new ProcessReport(config, status, new Metrics(health), health, clock);
+  return new ProcessReport(config, status, new Metrics(health), health, clock, feeds);
 }
 
 describe('ProcessReport: readiness', () => {
@@ -83,6 +85,27 @@ describe('ProcessReport: readiness', () => {
       projectionVersion: 1,
       projectionLag: 3,
     });
+  });
+
+  it('stays ready with a line in its details while the feed resolver looks stuck', async () => {
+    const clock = new ManualClock();
+    const feeds = new ResolverProgress();
+    feeds.started(clock.now() - 10 * 60_000);
+    feeds.measured({ known: 40, due: 12, oldestDueMs: clock.now() - 10 * 60_000 });
+    const report = reportWith(
+      async () => [{ partition: 0, next_offset: '10' }],
+      async () => new Map([[0, 10]]),
+      clock,
+      feeds,
+    );
+    await expect(report.readiness()).resolves.toEqual({
+      ready: true,
+      projectionVersion: 1,
+      projectionLag: 0,
+      details: ['feed resolver: no fetch has ended for 600 s while 12 feeds are due'],
+    });
+    feeds.progressed(clock.now());
+    await expect(report.readiness()).resolves.not.toHaveProperty('details');
   });
 
   it('names the read model when PostgreSQL holds the query without answering past the check time', async () => {
