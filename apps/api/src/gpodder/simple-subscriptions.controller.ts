@@ -1,3 +1,4 @@
+import { FeedCatalog } from '@castlog/feeds';
 import { GpodderQuery } from '@castlog/read-model';
 import { toOpml } from '@castlog/opml';
 import { applyDecorators, Body, Controller, Get, Header, HttpCode, Inject, Param, Put } from '@nestjs/common';
@@ -79,6 +80,7 @@ export class SimpleSubscriptionsController {
     @Inject(GpodderQuery) private readonly query: GpodderQuery,
     @Inject(AppendService) private readonly append: AppendService,
     @Inject(DeviceFirstUse) private readonly devices: DeviceFirstUse,
+    @Inject(FeedCatalog) private readonly catalog: FeedCatalog,
   ) {}
 
   @Get(':user/:device.json')
@@ -170,17 +172,18 @@ export class SimpleSubscriptionsController {
     return this.list(user, format);
   }
 
-  /** The list in `format`: JSON is serialised by the framework, OPML and text are sent as written. */
+  /** The list in `format`: JSON is serialised by the framework, OPML (each feed named by its title
+   * when the catalog knows it) and text are sent as written. */
   private async list(user: GpodderIdentity, format: SimpleFormat): Promise<string | string[]> {
     const urls = await this.query.subscribedUrls(user.id);
     switch (format) {
       case 'json':
         return urls;
       case 'opml':
-        return toOpml(
-          urls.map((url) => ({ url })),
-          { title: `${user.name}'s subscriptions`, dateCreated: new Date() },
-        );
+        return toOpml(await this.catalog.withTitles(user.id, urls), {
+          title: `${user.name}'s subscriptions`,
+          dateCreated: new Date(),
+        });
       case 'txt':
         return toUrlLines(urls);
     }

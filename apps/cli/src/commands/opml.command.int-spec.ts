@@ -1,3 +1,4 @@
+import { FeedCatalog } from '@castlog/feeds';
 import { OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
 import { GpodderQuery } from '@castlog/read-model';
 import { randomUUID } from 'node:crypto';
@@ -91,6 +92,28 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('castlog opml on the %s log',
     // Importing again lands on the same subscriptions.
     expect(await opmlImport(deps(), bob.name, fixture('gpodder.opml'))).toBe(0);
     expect(await exported(bob)).toHaveLength(expected.size);
+  });
+
+  it("names each feed by the feed catalog's title when it knows one, by its URL otherwise", async () => {
+    const erin = await app.freshUser();
+    const [named, unnamed] = [feed('named'), feed('unnamed')];
+    await app
+      .as(erin)
+      .post('/v1/subscriptions', { subscriptions: [{ feed_url: named }, { feed_url: unnamed }] });
+    const catalog = new FeedCatalog(app.runtime.database.dataSource, app.runtime.readModel);
+    await catalog.learn([named, unnamed], Date.now(), 0, 0);
+    await catalog.record(
+      named,
+      { outcome: 'fetched', metadata: { title: 'A Named Show', episodeCount: 1 }, validators: {} },
+      Date.now(),
+      Date.now(),
+    );
+    expect(new Map((await exported(erin)).map((f) => [f.url, f.title]))).toEqual(
+      new Map([
+        [named, 'A Named Show'],
+        [unnamed, unnamed],
+      ]),
+    );
   });
 
   it('imports a 10,000-feed file in one run, in chunks of at most 1000, and exports all of it', async () => {

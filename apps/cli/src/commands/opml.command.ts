@@ -10,6 +10,7 @@ import {
   SubscriptionsAddRequested,
 } from '@castlog/domain';
 import { envelopeOf, EventLog, LogPosition } from '@castlog/event-log';
+import { FeedCatalog } from '@castlog/feeds';
 import { decodeText, TextEncodingError } from '@castlog/http';
 import { OpmlError, OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
 import { GpodderQuery, OutcomesQuery, positionKey } from '@castlog/read-model';
@@ -57,15 +58,13 @@ const DEFAULT_POLL_INTERVAL_MS = 200;
 const MAX_LISTED_FAILURES = 20;
 
 /** `castlog opml export <user> [--output <file>]`: the user's subscribed feeds as an OPML 2.0
- * document, on stdout or in the file. */
+ * document (each named by its title when the feed catalog knows it), on stdout or in the file. */
 export function opmlExport(deps: OpmlDeps, user: string, options: OpmlExportOptions = {}): Promise<number> {
   return runCommand(deps, async () => {
     const userId = await userIdOf(deps.dataSource, user);
     const urls = await new GpodderQuery(deps.dataSource, deps).subscribedUrls(userId);
-    const document = toOpml(
-      urls.map((url) => ({ url })),
-      { title: `castlog subscriptions of ${user}`, dateCreated: new Date() },
-    );
+    const feeds = await new FeedCatalog(deps.dataSource, deps).withTitles(userId, urls);
+    const document = toOpml(feeds, { title: `castlog subscriptions of ${user}`, dateCreated: new Date() });
     if (options.output === undefined) {
       deps.stdout.write(document);
       return 0;
