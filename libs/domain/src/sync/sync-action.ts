@@ -1,4 +1,5 @@
-import { hash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha256';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { Guid } from '../events/log-event';
 import { checkFeedUrl, INVALID_GUID_MESSAGE, isGuid, normalizeGuid } from '../subscriptions/feed-url';
 import { SyncResult } from '../subscriptions/outcome';
@@ -78,7 +79,7 @@ const canonical = (value: unknown): unknown =>
       : value;
 
 const fingerprintOf = (type: unknown, action: unknown, data: unknown): string =>
-  hash('sha256', JSON.stringify(canonical({ type, action, data })) ?? '', 'hex');
+  bytesToHex(sha256(utf8ToBytes(JSON.stringify(canonical({ type, action, data })) ?? '')));
 
 /** The head of the action at `index`, or the result that rejects it without reading the state (no
  * action_id to remember it by). */
