@@ -26,8 +26,9 @@ const uuidBytes = (uuid: string): Uint8Array =>
 
 /** The sync_id of the user's subscription `id` (its first guid, which never changes): a fixed
  * function of the two, so a subscription has one whichever face created it, and a replay of any
- * log, older ones included, gives it the same one. Random-looking, in UUID v4 form as the draft
- * asks; SHA-256 of both, so nothing about the guid can be read from it. */
+ * log, older ones included, gives it the same one. In UUID v4 form, as the draft asks, from a
+ * SHA-256 of both: it is no secret (whoever knows the user id and a guid can compute it), and no
+ * credential; the answers that carry it are the user's own. */
 export const syncIdOf = (userId: UserId, id: Guid): SyncId =>
   asUuid(sha256(utf8ToBytes(`castlog sync_id\u0000${userId}\u0000${id}`)), 4);
 

@@ -25,6 +25,9 @@ export const SYNC_REASONS = {
   actionIdReused: 'action_id was sent before with another action',
 } as const;
 
+/** How many actions one request may hold (CONTRACT: 1 to 30). */
+export const MAX_SYNC_ACTIONS = 30;
+
 /** How far ahead of castlog's clock an `occurred_at` may be (CONTRACT: one hour), in Micros. */
 export const MAX_AHEAD: Micros = 3_600_000_000;
 
@@ -63,7 +66,7 @@ export type SyncAction =
 const asText = (value: unknown): string =>
   typeof value === 'string' ? value : value === undefined ? '' : (JSON.stringify(value) ?? String(value));
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Keys sorted at every depth: the same action sent with its keys in another order is the same. */
