@@ -13,5 +13,5 @@ export * from './subscriptions/subscription.decider';
 export { conflictingUrl } from './gpodder/upload.slice';
 export { DEVICE_ID, isDeviceId, toGpodderTime, toUnixSeconds } from './gpodder/device';
 export * from './sync/ids';
-export { SYNC_REASONS, MAX_AHEAD } from './sync/sync-action';
+export { SYNC_REASONS, MAX_AHEAD, MAX_SYNC_ACTIONS } from './sync/sync-action';
 export { entityOf } from './sync/sync-view';

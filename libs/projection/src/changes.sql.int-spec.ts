@@ -32,6 +32,8 @@ const subscription = (id: string, fields: Partial<Subscription> = {}): Subscript
   lastClientId: null,
   syncCursor: T1 * 1000,
   ...fields,
+  // The guid it answers to: the chain's latest unless the spec names another.
+  guid: fields.guid ?? fields.guids?.at(-1)?.guid ?? id,
 });
 
 const deletion = (deletionId: number, fields: Partial<Deletion> = {}): Deletion => ({

@@ -179,7 +179,7 @@ const subscriptionInsert = (
                              ${p(bigints(column((x) => x.subscriptionChanged)))},
                              ${p(bigints(column((x) => x.guidChanged)))}, ${p(bigints(column((x) => x.deleted)))},
                              ${p(uuids(column((x) => x.mergedInto)))}, ${p(bigints(column((x) => x.deletionId)))},
-                             ${p(uuids(column((x) => x.guids[x.guids.length - 1]?.guid ?? x.id)))},
+                             ${p(uuids(column((x) => x.guid)))},
                              ${p(bigints(column((x) => x.guids[0]?.since)))},
                              ${p(texts(column((x) => createdWith.get(userKey(x.userId, x.id)) ?? null)))},
                              ${p(uuids(column((x) => x.syncId)))}, ${p(bigints(column((x) => x.subscribedAt)))},

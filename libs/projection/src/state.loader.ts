@@ -33,6 +33,7 @@ export interface SubscriptionRow {
   deleted: string | null;
   merged_into: string | null;
   deletion_id: string | null;
+  latest_guid: string;
   created: string;
   created_feed_url: string | null;
   sync_id: string;
@@ -111,7 +112,7 @@ export const reachedSubscriptionsStatement = (schema: string, keys: BatchKeys, p
                                 LIMIT 1) m
        )
      SELECT sub.user_id, sub.id, sub.feed_url, sub.is_subscribed, sub.subscription_changed, sub.guid_changed,
-            sub.deleted, sub.merged_into, sub.deletion_id, sub.created, sub.created_feed_url, sub.sync_id,
+            sub.deleted, sub.merged_into, sub.deletion_id, sub.latest_guid, sub.created, sub.created_feed_url, sub.sync_id,
             sub.subscribed_at, sub.unsubscribed_at, sub.state_time, sub.identity_time, sub.last_updated,
             sub.last_client_id, sub.sync_cursor
        FROM reach r
@@ -311,6 +312,7 @@ const subscriptionOf = (userId: string, row: SubscriptionRow, guids: GuidEntry[]
   userId,
   id: row.id,
   guids,
+  guid: row.latest_guid,
   feedUrl: row.feed_url,
   isSubscribed: row.is_subscribed,
   subscriptionChanged: Number(row.subscription_changed),

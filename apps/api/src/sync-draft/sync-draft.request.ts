@@ -1,4 +1,4 @@
-import { isGuid, Micros, normalizeGuid, parseRfc3339Micros, SyncId } from '@castlog/domain';
+import { isGuid, MAX_SYNC_ACTIONS, Micros, normalizeGuid, parseRfc3339Micros, SyncId } from '@castlog/domain';
 import { z } from 'zod/v4';
 import { guid, parseBody, queryParameter, readDateTime } from '../http/parse';
 import { boundedList, checked, parseWith, says } from '../http/schema';
@@ -10,7 +10,6 @@ import { SUBSCRIPTION_ACTION_SCHEMA } from './sync-draft.openapi';
 // the decider: a bad action is a `rejected` result, not a refused request.
 
 /** The most actions one POST /api/v1/sync carries (the draft's batch limit). */
-export const MAX_SYNC_ACTIONS = 30;
 export const MAX_LIMIT = 1000;
 export const DEFAULT_SYNC_LIMIT = 50;
 export const DEFAULT_SUBSCRIPTIONS_LIMIT = 30;

@@ -71,6 +71,7 @@ export const decideItem = (state: UserSubscriptions, item: AddItem, now: Instant
   const reinstated: Subscription = {
     ...match,
     guids: appendGuid !== undefined ? [...match.guids, { guid: appendGuid, since: now }] : match.guids,
+    guid: appendGuid ?? match.guid,
     guidChanged: appendGuid !== undefined ? now : match.guidChanged,
     feedUrl: takesFeedUrl ? feedUrl.feedUrl : match.feedUrl,
     // A match is (re)subscribed and reinstated: deleted cleared, and its deletion detached so a

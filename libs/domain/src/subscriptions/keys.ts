@@ -2,10 +2,11 @@ import { AddItem, DeviceId, GpodderUploadRequested, Guid, LogEvent, UserId } fro
 import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { DomainInvariantError } from './invariant';
 import { podcastGuidOf } from '../sync/ids';
+import { isObject } from '../sync/sync-action';
 import { Deletion, Device, SeenAction, Subscription, UserSubscriptions } from './subscription';
 
-/** What events can reach, each key with its user: guids (stored form), normalised feed_urls and
- * deletion ids. */
+/** What events can reach, each key with its user: guids (stored form), normalised feed_urls,
+ * deletion ids, devices, and a sync request's sync_ids and action_ids. */
 export interface BatchKeys {
   readonly users: ReadonlySet<UserId>;
   readonly guids: readonly (readonly [UserId, Guid])[];
@@ -114,10 +115,10 @@ class KeyCollector implements BatchKeys {
   /** A sync action reaches by its action_id, its data's sync_id and guid, and its feed_url with the
    * podcast guid derived from it (whatever the action: extra keys only load more). */
   private syncAction(userId: UserId, action: unknown): void {
-    if (!isRecord(action)) return;
+    if (!isObject(action)) return;
     if (isGuid(action.action_id)) this.actionIds.push([userId, normalizeGuid(action.action_id)]);
     const data = action.data;
-    if (!isRecord(data)) return;
+    if (!isObject(data)) return;
     if (isGuid(data.sync_id)) this.syncIds.push([userId, normalizeGuid(data.sync_id)]);
     this.guid(userId, data.guid);
     const checked = checkFeedUrl(data.feed_url);
@@ -137,8 +138,9 @@ class KeyCollector implements BatchKeys {
 
 /** The part of one user's state that the user's keys reach, which is what a loader loads: the
  * subscriptions a key names (by any guid of their chain, a normalised feed_url that maps to them,
- * or a deletion of theirs) and those they are merged into, with every guid and feed_url mapping to
- * them; the deletions named, and those attached to a subscription loaded; the clock. */
+ * their sync_id, a deletion of theirs, or a seen action that acted on them) and those they are
+ * merged into, with every guid, feed_url and sync_id mapping to them; the deletions named, and
+ * those attached to a subscription loaded; the devices and seen actions named; both clocks. */
 export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscriptions {
   const mine = <T>(pairs: readonly (readonly [UserId, T])[]): T[] =>
     pairs.filter(([userId]) => userId === state.userId).map(([, value]) => value);
@@ -190,8 +192,5 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
     seenActions,
   };
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const found = (id: Guid | undefined): Guid[] => (id === undefined ? [] : [id]);

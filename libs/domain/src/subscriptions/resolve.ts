@@ -3,12 +3,8 @@ import { normalizeGuid } from './feed-url';
 import { invariant } from './invariant';
 import { Deletion, Subscription, UserSubscriptions } from './subscription';
 
-/** The subscription's latest guid: the last entry of its chain. */
-export const latestGuid = (subscription: Subscription): Guid => {
-  const last = subscription.guids[subscription.guids.length - 1];
-  invariant(last !== undefined, () => `subscription ${subscription.id} has an empty guid chain`);
-  return last.guid;
-};
+/** The guid the subscription answers to now (`Subscription.guid`). */
+export const latestGuid = (subscription: Subscription): Guid => subscription.guid;
 
 export const requireSubscription = (state: UserSubscriptions, id: Guid): Subscription => {
   const subscription = state.subscriptions.get(id);

@@ -14,6 +14,9 @@ export interface Subscription {
   readonly id: Guid;
   /** The guid chain, oldest first; `guids[0].guid === id`. */
   readonly guids: readonly GuidEntry[];
+  /** The guid it answers to on every face: the latest of its chain, or an earlier guid of its chain
+   * that a sync update named again (the chain keeps each guid once, where it first came). */
+  readonly guid: Guid;
   /** As last sent; the normalised feed_urls that reach it are `UserSubscriptions.byFeedUrl`. */
   readonly feedUrl: string;
   readonly isSubscribed: boolean;

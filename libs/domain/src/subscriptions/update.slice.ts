@@ -41,6 +41,7 @@ export const decideUpdate = (
       const appended: Subscription = {
         ...subscription,
         guids: [...subscription.guids, { guid: newGuid, since: now }],
+        guid: newGuid,
         guidChanged: now,
       };
       apply([saved(appended), guidRecorded(appended, newGuid)]);

@@ -1,4 +1,5 @@
-import { hash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha256';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { Guid } from '../events/log-event';
 import { checkFeedUrl, INVALID_GUID_MESSAGE, isGuid, normalizeGuid } from '../subscriptions/feed-url';
 import { SyncResult } from '../subscriptions/outcome';
@@ -23,6 +24,9 @@ export const SYNC_REASONS = {
   guidTaken: 'guid belongs to another subscription',
   actionIdReused: 'action_id was sent before with another action',
 } as const;
+
+/** How many actions one request may hold (CONTRACT: 1 to 30). */
+export const MAX_SYNC_ACTIONS = 30;
 
 /** How far ahead of castlog's clock an `occurred_at` may be (CONTRACT: one hour), in Micros. */
 export const MAX_AHEAD: Micros = 3_600_000_000;
@@ -62,7 +66,7 @@ export type SyncAction =
 const asText = (value: unknown): string =>
   typeof value === 'string' ? value : value === undefined ? '' : (JSON.stringify(value) ?? String(value));
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Keys sorted at every depth: the same action sent with its keys in another order is the same. */
@@ -78,7 +82,7 @@ const canonical = (value: unknown): unknown =>
       : value;
 
 const fingerprintOf = (type: unknown, action: unknown, data: unknown): string =>
-  hash('sha256', JSON.stringify(canonical({ type, action, data })) ?? '', 'hex');
+  bytesToHex(sha256(utf8ToBytes(JSON.stringify(canonical({ type, action, data })) ?? '')));
 
 /** The head of the action at `index`, or the result that rejects it without reading the state (no
  * action_id to remember it by). */

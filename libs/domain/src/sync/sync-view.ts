@@ -48,6 +48,7 @@ export const newSubscription = ({
   userId,
   id,
   guids: [{ guid: id, since: now }],
+  guid: id,
   feedUrl,
   isSubscribed: true,
   subscriptionChanged: now,

@@ -242,6 +242,17 @@ describe('update', () => {
         expect(only(after).feedUrl).toBe(B);
       }));
 
+  it('back to an earlier guid of its own: the latest update wins whatever the order of arrival', () => {
+    const toG2 = updateAction(when(20), { sync_id: S1, guid: G2 });
+    const backToG1 = updateAction(when(30), { sync_id: S1, guid: G1 });
+    const inOrder = spec.given(subscribed, at(T3, syncPosted([toG2]))).when(at(T4, syncPosted([backToG1])));
+    const reversed = spec.given(subscribed, at(T3, syncPosted([backToG1]))).when(at(T4, syncPosted([toG2])));
+    return Promise.all([
+      inOrder.thenState((s) => only(s).guid === G1 && resolved(s, G2).id === G1),
+      reversed.thenState((s) => only(s).guid === G1 && only(s).identityTime === micros(30)),
+    ]).then(() => undefined);
+  });
+
   it("to another subscription's feed_url or guid is rejected and changes no time", () =>
     spec
       .given(subscribed, at(T2, addRequested([{ feed_url: B, guid: G2 }])))
@@ -338,6 +349,23 @@ describe('retries', () => {
         ]),
       )
       .thenNoChanges();
+  });
+
+  it('an action_id twice in one request counts where it first comes; the copy answers as its retry', () => {
+    const id = newActionId();
+    const valid = subscribeAction(when(10), { feed_url: A, guid: G1 }, id);
+    // The copy's occurred_at is not valid, which would put it first in apply order.
+    const copy = { ...valid, occurred_at: 'yesterday' };
+    const other = subscribeAction(when(5), { feed_url: B }, id);
+    return spec.when(at(T2, syncPosted([valid, copy, other]))).thenDecision(({ decision }) => {
+      const results = resultsOf(decision.outcome);
+      expect(results.map((r) => r.reason ?? r.status)).toEqual([
+        'applied',
+        'applied',
+        SYNC_REASONS.actionIdReused,
+      ]);
+      expect(results[1]?.entity).toEqual(results[0]?.entity);
+    });
   });
 
   it('the same action_id with other data is rejected and not remembered', () => {

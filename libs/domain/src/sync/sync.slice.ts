@@ -41,15 +41,19 @@ export const decideSync = (
   now: Instant,
 ): DecisionOf<SyncActionsPosted> => {
   const results: SyncResult[] = new Array<SyncResult>(event.actions.length);
-  const heads: ActionHead[] = [];
+  // An action_id sent twice in one request counts once, where it first comes in the request; its
+  // copies are answered afterwards as retries of it.
+  const firsts = new Map<string, ActionHead>();
+  const copies: ActionHead[] = [];
   event.actions.forEach((raw, index) => {
     const head = readHead(raw, index);
     if ('status' in head) results[index] = head;
-    else heads.push(head);
+    else if (firsts.has(head.actionId)) copies.push(head);
+    else firsts.set(head.actionId, head);
   });
   const changes: Change[] = [];
   const draft = new Draft(state);
-  for (const head of heads.sort(inApplyOrder)) {
+  for (const head of [...[...firsts.values()].sort(inApplyOrder), ...copies]) {
     const { result, changes: more } = judge(draft.state, head, event.clientId, now);
     results[head.index] = result;
     changes.push(...more);
@@ -214,7 +218,8 @@ const update = (action: Extract<SyncAction, { kind: 'update' }>, context: Contex
   const guidHolder = action.guid === undefined ? undefined : resolveSubscription(state, action.guid);
   if (guidHolder !== undefined && guidHolder.id !== target.id)
     return { status: 'rejected', reason: SYNC_REASONS.guidTaken, subscription: target, changes: [] };
-  // A guid new to the user becomes the latest of the chain; one it already has changes nothing.
+  // A guid new to the user joins the chain; an earlier one of its own becomes its guid again, so
+  // the guid of the latest update wins whatever the order of arrival.
   const newGuid = action.guid !== undefined && guidHolder === undefined ? action.guid : undefined;
   const feedUrl = action.feedUrl?.sent ?? target.feedUrl;
   const updated: Subscription = {
@@ -224,7 +229,8 @@ const update = (action: Extract<SyncAction, { kind: 'update' }>, context: Contex
     feedUrl,
     subscriptionChanged: feedUrl !== target.feedUrl ? now : target.subscriptionChanged,
     guids: newGuid !== undefined ? [...target.guids, { guid: newGuid, since: now }] : target.guids,
-    guidChanged: newGuid !== undefined ? now : target.guidChanged,
+    guid: action.guid ?? target.guid,
+    guidChanged: (action.guid ?? target.guid) !== target.guid ? now : target.guidChanged,
   };
   return {
     status: 'applied',

@@ -1,4 +1,4 @@
-import { LOG_EVENT_TYPES, LOG_EVENT_VERSION, LogEvent, LogEventType } from '@castlog/domain';
+import { LOG_EVENT_TYPES, LOG_EVENT_VERSION, LogEvent, LogEventType, MAX_SYNC_ACTIONS } from '@castlog/domain';
 import { randomUUID } from 'node:crypto';
 import {
   checkEvent,
@@ -8,7 +8,6 @@ import {
   EventHeaders,
   MalformedEventError,
   MAX_PLAY_SECONDS,
-  MAX_SYNC_ACTIONS,
   unstorablePart,
 } from './envelope.codec';
 

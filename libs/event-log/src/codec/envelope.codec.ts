@@ -6,6 +6,7 @@ import {
   LOG_EVENT_VERSION,
   LogEvent,
   LogEventType,
+  MAX_SYNC_ACTIONS,
 } from '@castlog/domain';
 import Ajv, { ValidateFunction } from 'ajv';
 import type { EventEnvelope, LogRecord } from '../event-log.port';
@@ -29,7 +30,6 @@ export const MAX_PLAY_SECONDS = 2 ** 31 - 1;
 /** The largest gpodder.net upload: a simple-API PUT of a 10,000-feed OPML file is one event. */
 export const MAX_UPLOAD_URLS = 10_000;
 /** The most actions one sync request carries (CONTRACT: 1 to 30). */
-export const MAX_SYNC_ACTIONS = 30;
 
 const guid = string({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
