@@ -2,7 +2,7 @@ import { parseOpml } from '@castlog/opml';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startTestServer, TestServer } from '../../libs/feeds/src/testing/test-server';
 import { poll } from '../support/until';
-import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
+import { CastlogUnderTest, EventLogKind, startCastlog, TestUser } from '../support/start-castlog';
 
 /** A feed as a publisher writes it: iTunes namespace, CDATA, an entity in the title. */
 const RSS = `<?xml version="1.0" encoding="UTF-8"?>
@@ -45,12 +45,12 @@ describe('feeds known by name', () => {
   beforeAll(async () => (server = await startTestServer(serveFeed)));
   afterAll(() => server?.close());
 
-  describe('with the resolver on', () => {
+  describe.each<EventLogKind>(['postgres', 'kafka'])('with the resolver on, on the %s log', (log) => {
     let app: CastlogUnderTest;
     beforeAll(
       async () =>
         (app = await startCastlog({
-          log: 'postgres',
+          log,
           env: { FEEDS: 'on', FEEDS_ALLOWED_RANGES: '127.0.0.1/32', FEED_REFRESH_INTERVAL: '1s' },
         })),
     );
@@ -59,7 +59,8 @@ describe('feeds known by name', () => {
     it('names a subscribed feed by its title in the OPML export, and fetches it again conditionally', async () => {
       const alice = await app.freshUser();
       const bob = await app.freshUser();
-      const url = server.url('/tea.xml');
+      const path = `/tea-${log}.xml`;
+      const url = server.url(path);
       const unnamed = 'https://unknown.invalid/feed.xml';
       const added = await app.as(alice).post('/v1/subscriptions', {
         subscriptions: [{ feed_url: url }, { feed_url: unnamed }],
@@ -72,14 +73,17 @@ describe('feeds known by name', () => {
       expect((await exportedNames(app, alice)).get(unnamed)).toBe(unnamed);
       // The next fetch sends the validators back and the server answers 304.
       await poll('a conditional fetch', () =>
-        server.requests.some((request) => request.headers['if-none-match'] === ETAG) ? true : undefined,
+        server.requests.some((request) => request.path === path && request.headers['if-none-match'] === ETAG)
+          ? true
+          : undefined,
       );
-      expect(server.requests[0]?.headers['user-agent']).toMatch(/^castlog\/\d+\.\d+\.\d+/);
+      const first = server.requests.find((request) => request.path === path);
+      expect(first?.headers['user-agent']).toMatch(/^castlog\/\d+\.\d+\.\d+/);
       // Bob holds no subscription to it: his export names nothing of Alice's.
       await app
         .as(bob)
-        .post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url('/other.xml') }] });
-      expect([...(await exportedNames(app, bob)).keys()]).toEqual([server.url('/other.xml')]);
+        .post('/v1/subscriptions', { subscriptions: [{ feed_url: server.url(`/other-${log}.xml`) }] });
+      expect([...(await exportedNames(app, bob)).keys()]).toEqual([server.url(`/other-${log}.xml`)]);
       const metrics = await (await fetch(new URL('/metrics', app.url))).text();
       expect(metrics).toMatch(/castlog_feed_fetches_total\{outcome="fetched"\} [1-9]/);
     });

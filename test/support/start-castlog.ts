@@ -65,6 +65,7 @@ export async function startCastlog(
     LOG_LEVEL: 'warn',
     // The feed resolver would fetch the made-up feed URLs tests subscribe to: a test opts in.
     FEEDS: 'off',
+    FEEDS_GROUP: uniqueName('feeds'),
     ...options.env,
   });
   const runtime = await openRuntime(config);

@@ -8,9 +8,6 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The consumer group (Kafka) or reader (table log) the resolver follows the log as. */
-export const RESOLVER_GROUP = 'castlog-feed-resolver';
-
 /** castlog's name, version and where to learn about it, as servers see it in their logs:
  * `castlog/<version> (+<PUBLIC_URL, else the package's homepage>)`. */
 export function userAgentOf(config: Config): string {
@@ -56,7 +53,7 @@ export class FeedResolverService implements OnApplicationBootstrap, OnModuleDest
     });
     this.resolver = new FeedResolver(
       {
-        group: RESOLVER_GROUP,
+        group: config.FEEDS_GROUP,
         refreshIntervalMs: config.FEED_REFRESH_INTERVAL,
         fetchTimeoutMs: config.FEED_FETCH_TIMEOUT,
         concurrency: config.FEED_CONCURRENCY,

@@ -141,6 +141,8 @@ export const configSchema = z.object({
   /** The feed resolver, which follows the log and fetches every subscribed feed into the catalog;
    * when off nothing is fetched and names fall back to URLs. */
   FEEDS: onOff.default('on'),
+  /** The consumer group (Kafka) the feed resolvers follow the log as. */
+  FEEDS_GROUP: z.string().min(1).default('castlog-feed-resolver'),
   /** How often each known feed is fetched again; also the longest a failing feed waits. */
   FEED_REFRESH_INTERVAL: timer.default('24h'),
   FEED_FETCH_TIMEOUT: timer.default('30s'),
