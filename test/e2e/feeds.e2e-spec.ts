@@ -1,6 +1,7 @@
 import { parseOpml } from '@castlog/opml';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startTestServer, TestServer } from '../../libs/feeds/src/testing/test-server';
+import { terminateBackends } from '../support/databases';
 import { poll } from '../support/until';
 import { CastlogUnderTest, EventLogKind, startCastlog, TestUser } from '../support/start-castlog';
 
@@ -86,6 +87,24 @@ describe('feeds known by name', () => {
       expect([...(await exportedNames(app, bob)).keys()]).toEqual([server.url(`/other-${log}.xml`)]);
       const metrics = await (await fetch(new URL('/metrics', app.url))).text();
       expect(metrics).toMatch(/castlog_feed_fetches_total\{outcome="fetched"\} [1-9]/);
+    });
+
+    it('learns and names feeds again after every PostgreSQL connection was ended, without a restart', async () => {
+      const dave = await app.freshUser();
+      const database = new URL(app.databaseUrl).pathname.slice(1);
+      expect(await terminateBackends(process.env.DATABASE_URL as string, database)).toBeGreaterThan(0);
+      const url = server.url(`/after-cut-${log}.xml`);
+      // The API answers 503 while its own connections come back: the client sends again.
+      await poll('the subscription to be accepted', async () =>
+        (await app.as(dave).post('/v1/subscriptions', { subscriptions: [{ feed_url: url }] })).status === 200
+          ? true
+          : undefined,
+      );
+      await app.until('the export to name the feed learned after the cut', async () =>
+        (await exportedNames(app, dave).catch(() => new Map())).get(url) === 'Tea & Servers'
+          ? true
+          : undefined,
+      );
     });
   });
 
