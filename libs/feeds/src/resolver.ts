@@ -45,6 +45,10 @@ const LARGE_BACKLOG = 100;
  * projected yet. */
 const SWEEP_GRACE_MS = 3_600_000;
 const SWEEP_EVERY_MS = 3_600_000;
+/** Records written at once: with one claim, one batch learned and one measure of the backlog, the
+ * resolver holds at most five of the process's pooled connections, whatever FEED_CONCURRENCY is
+ * (the embedded process shares one pool between the API, the projector and the resolver). */
+const CONCURRENT_RECORDS = 2;
 /** Health components: the catalog's database, and the resolver's place in the log. */
 const CATALOG = 'feed catalog';
 const LOG = 'feed resolver';
@@ -93,6 +97,7 @@ export class FeedResolver {
   private readonly abort = new AbortController();
   private readonly wakeup = new Wakeup();
   private readonly overall: pLimit.Limit;
+  private readonly records = pLimit(CONCURRENT_RECORDS);
   private readonly hosts = new Map<string, pLimit.Limit>();
   private readonly now: () => number;
   private consumer?: RunningConsumer;
@@ -199,11 +204,14 @@ export class FeedResolver {
     const next = failed
       ? nextAttemptAfterFailure(nowMs, feed.failures + 1, this.options.refreshIntervalMs, record.retryAfterMs)
       : nowMs + this.options.refreshIntervalMs;
-    const failures = await retry(() => this.deps.catalog.record(feed.url, record, nowMs, next), {
-      signal,
-      maxMs: 30_000,
-      onFailure: (error) => this.lost(CATALOG, error),
-    });
+    const failures = await retry(
+      () => this.records(() => this.deps.catalog.record(feed.url, record, nowMs, next)),
+      {
+        signal,
+        maxMs: 30_000,
+        onFailure: (error) => this.lost(CATALOG, error),
+      },
+    );
     if (failures === undefined) return;
     this.restored(CATALOG);
     this.fetchedSinceReport += 1;
