@@ -66,18 +66,18 @@ export class FeedResolverService implements OnApplicationBootstrap, OnModuleDest
         parse: parseFeed,
         health: this.health,
         progress: this.progress,
-        log: (level, message, extra) =>
+        log: (level, message) =>
           level === 'error'
-            ? this.logger.error(message, extra)
+            ? this.logger.error(message)
             : level === 'warn'
-              ? this.logger.warn(message, extra)
-              : this.logger.log(message, extra),
+              ? this.logger.warn(message)
+              : this.logger.log(message),
         fetched: (outcome) => this.metrics.feedFetches.inc({ outcome }),
       },
     );
     await this.resolver.start();
     this.logger.log(
-      `fetching subscribed feeds every ${Math.round(config.FEED_REFRESH_INTERVAL / 60_000)} min as "${userAgent}"`,
+      `fetching subscribed feeds every ${Math.round(config.FEED_REFRESH_INTERVAL / 1000)} s as "${userAgent}"`,
     );
   }
 
