@@ -1,4 +1,10 @@
-import { LOG_EVENT_TYPES, LOG_EVENT_VERSION, LogEvent, LogEventType, MAX_SYNC_ACTIONS } from '@castlog/domain';
+import {
+  LOG_EVENT_TYPES,
+  LOG_EVENT_VERSION,
+  LogEvent,
+  LogEventType,
+  MAX_SYNC_ACTIONS,
+} from '@castlog/domain';
 import { randomUUID } from 'node:crypto';
 import {
   checkEvent,
