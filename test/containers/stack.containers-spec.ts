@@ -198,7 +198,7 @@ describe('the compose stack', () => {
 
   it('has every container healthy', async () => {
     const names = (await output(engine, compose(engine, 'ps', '-q'))).split('\n').filter(Boolean);
-    expect(names.length).toBe(8);
+    expect(names.length).toBe(9);
     await poll(
       'every container to be healthy',
       async () => {
