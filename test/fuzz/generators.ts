@@ -409,7 +409,8 @@ export const credential = fc.oneof(
   { weight: 1, arbitrary: wrongType },
 );
 
-const loginBody: fc.Arbitrary<JsonBody> = fc.oneof(
+/** A login body, for `/v1/auth/login` and the sync draft's `/auth/login` alike. */
+export const loginBody: fc.Arbitrary<JsonBody> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.constant({

@@ -5,13 +5,13 @@ import {
   authorization,
   BODY_LIMIT,
   contentType,
-  credential,
   extraHeaders,
   feedUrl,
   guidValue,
   headerGarbage,
   JSON_TYPES,
   judged,
+  loginBody,
   materialize,
   nastyString,
   payload,
@@ -501,23 +501,6 @@ const draftRefreshBody: fc.Arbitrary<{ value: unknown; valid: boolean }> = fc.on
         },
         { requiredKeys: [] },
       ),
-    ).map((value) => ({ value, valid: false })),
-  },
-  { weight: 1, arbitrary: anyJson.map((value) => ({ value, valid: false })) },
-);
-
-const loginBody: fc.Arbitrary<{ value: unknown; valid: boolean }> = fc.oneof(
-  {
-    weight: 3,
-    arbitrary: fc.constant({
-      value: { username: '{{alice-name}}', password: '{{alice-password}}' },
-      valid: true,
-    }),
-  },
-  {
-    weight: 6,
-    arbitrary: withExtras(
-      fc.record({ username: credential, password: credential }, { requiredKeys: [] }),
     ).map((value) => ({ value, valid: false })),
   },
   { weight: 1, arbitrary: anyJson.map((value) => ({ value, valid: false })) },

@@ -19,6 +19,10 @@ export const MAX_NAME_LENGTH = 63;
  * logging, result wrapping) that measurably slowed the write path. */
 export const poolOf = (dataSource: DataSource): Pool => (dataSource.driver as PostgresDriver).master as Pool;
 
+/** The rows one statement answers, run on the pool (no transaction): how the stores' reads run. */
+export const poolRows = async <T>(dataSource: DataSource, text: string, params: unknown[]): Promise<T[]> =>
+  (await poolOf(dataSource).query(text, params)).rows as T[];
+
 export interface TransactionOptions {
   /** PostgreSQL's default (READ COMMITTED) unless given. */
   readonly isolation?: 'REPEATABLE READ' | 'SERIALIZABLE';

@@ -1,19 +1,10 @@
 import { normalizeFeedUrl } from '@castlog/domain';
-import { poolOf, quoteIdent, ReadSchema } from '@castlog/read-model';
+import { poolRows, quoteIdent, ReadSchema } from '@castlog/read-model';
 import { DataSource } from 'typeorm';
+import { FeedInfo } from '../parse/feed-parser';
 
-/** What a feed says about itself, as the catalog keeps it (the parser's `FeedInfo` is one). */
-export interface FeedMetadata {
-  readonly title?: string;
-  readonly description?: string;
-  readonly link?: string;
-  readonly imageUrl?: string;
-  readonly language?: string;
-  readonly author?: string;
-  readonly podcastGuid?: string;
-  readonly episodeCount: number;
-  readonly newestEpisodeAt?: Date;
-}
+/** What a feed says about itself, as the catalog keeps it: what the parser reads but where it moved. */
+export type FeedMetadata = Omit<FeedInfo, 'newFeedUrl'>;
 
 /** HTTP validators of a feed's last full answer, for a conditional GET. */
 export interface FeedValidators {
@@ -72,8 +63,8 @@ export class FeedCatalog {
 
   /** The rows `text` answers, on the pool itself: `DataSource.query` answers an UPDATE's or a
    * DELETE's rows with their count. */
-  private async query<T>(text: string, params: unknown[]): Promise<T[]> {
-    return (await poolOf(this.dataSource).query(text, params)).rows as T[];
+  private query<T>(text: string, params: unknown[]): Promise<T[]> {
+    return poolRows<T>(this.dataSource, text, params);
   }
 
   /** The next offset in `partition` the catalog has not learned from (0 at first). */

@@ -1,7 +1,7 @@
 import { DeviceType, EpisodeActionKind, Instant, normalizeFeedUrl } from '@castlog/domain';
 import { DataSource } from 'typeorm';
 import { ReadSchema } from '../projection-versions';
-import { poolOf, quoteIdent } from '../sql';
+import { poolRows, quoteIdent } from '../sql';
 
 /** What the gpodder.net face reads. Every answer that carries the user's clock reads it in the same
  * statement (one snapshot) as its rows: the clock is the instant of the user's last change, every
@@ -56,9 +56,7 @@ export class GpodderQuery {
   ) {}
 
   private query<T>(text: (schema: string) => string, params: unknown[]): Promise<T[]> {
-    return poolOf(this.dataSource)
-      .query<T & Record<string, unknown>>(text(quoteIdent(this.readModel.schema)), params)
-      .then((result) => result.rows);
+    return poolRows<T>(this.dataSource, text(quoteIdent(this.readModel.schema)), params);
   }
 
   /** The feed URLs the user is subscribed to, in the order they were last subscribed, each once. */

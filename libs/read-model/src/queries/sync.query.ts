@@ -1,7 +1,7 @@
 import { Micros, SyncEntity, SyncId } from '@castlog/domain';
 import { DataSource } from 'typeorm';
 import { ReadSchema } from '../projection-versions';
-import { poolOf, quoteIdent } from '../sql';
+import { poolRows, quoteIdent } from '../sql';
 
 // What the sync draft's face reads (CONTRACT, "The Open Podcast API sync draft"): the user's
 // subscriptions as entities, by sync_id, and the changes after a sync cursor. Every statement is
@@ -76,9 +76,7 @@ export class SyncQuery {
   ) {}
 
   private query<T>(text: (schema: string) => string, params: unknown[]): Promise<T[]> {
-    return poolOf(this.dataSource)
-      .query<T & Record<string, unknown>>(text(quoteIdent(this.readModel.schema)), params)
-      .then((result) => result.rows);
+    return poolRows<T>(this.dataSource, text(quoteIdent(this.readModel.schema)), params);
   }
 
   /** The changes after `since`, and where the page before begins, in one statement (one snapshot):
