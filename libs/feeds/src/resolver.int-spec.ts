@@ -8,6 +8,7 @@ import { Pool } from 'pg';
 import { createTestDatabase } from '../../../test/support/databases';
 import { poll } from '../../../test/support/until';
 import { FeedCatalog } from './catalog/feed-catalog';
+import { insertSubscription } from './testing/subscriptions';
 import type { FetchResult } from './fetch/feed-fetcher';
 import { FeedResolver, ResolverOptions } from './resolver';
 import { ResolverProgress } from './resolver-progress';
@@ -148,5 +149,59 @@ describe('FeedResolver', () => {
     expect(lines).toEqual([
       'warn: feed https://down.example/rss?…: http-error (HTTP 503 Service Unavailable); 1 failure in a row, next attempt in 7200 s',
     ]);
+  });
+
+  it('appends a move for each user still on a moved feed, and none for two feeds that name each other', async () => {
+    const [moving, home, ping, pong] = ['moving', 'home', 'ping', 'pong'].map(
+      (name) => `https://${name}.example/rss`,
+    );
+    const user = `user-${randomUUID()}`;
+    const id = await insertSubscription(database.dataSource, user, moving);
+    await insertSubscription(database.dataSource, user, ping);
+    // pong said before that it moved to ping.
+    await catalog.learn([pong], Date.now(), 9, 1);
+    await catalog.record(
+      pong,
+      { outcome: 'not-modified', validators: {}, movedTo: ping },
+      Date.now(),
+      Date.now() + DAY,
+    );
+    const from = await eventLog.endOffsets();
+    await eventLog.append([envelopeOf(added(user, [moving, ping]), 'r4')]);
+    const fetcher = new CountingFetcher((url) =>
+      url === moving
+        ? { kind: 'fetched', body: new Uint8Array(), movedTo: home }
+        : { kind: 'not-modified', movedTo: pong },
+    );
+    const lines: string[] = [];
+    const resolver = resolverWith(fetcher, lines);
+    await resolver.start();
+    try {
+      await poll('both fetched', async () => (fetcher.fetched.length >= 2 ? true : undefined));
+      await poll('the move logged', async () =>
+        lines.some((line) => line.includes('moved to')) ? true : undefined,
+      );
+    } finally {
+      await resolver.stop();
+    }
+    const appended: LogEvent[] = [];
+    await eventLog.readToEnd(async (batch) => {
+      appended.push(
+        ...batch.records.map((record) => record.value).filter((event) => event.type === 'FeedMoved'),
+      );
+    }, from);
+    expect(appended).toEqual([
+      {
+        type: 'FeedMoved',
+        userId: user,
+        feedUrl: moving,
+        newFeedUrl: home,
+        cause: 'permanent-redirect',
+        guids: [id],
+      },
+    ]);
+    expect(lines).toContain(
+      'warn: feed https://ping.example/rss and https://pong.example/rss each say the other is their new home; neither move is made',
+    );
   });
 });

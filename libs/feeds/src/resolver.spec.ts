@@ -21,41 +21,58 @@ describe('nextAttemptAfterFailure', () => {
 describe('recordOf', () => {
   const body = new TextEncoder().encode('<rss/>');
   const info = { title: 'A show', episodeCount: 2 };
+  const A = 'https://a.example/feed.xml';
 
-  it('records what the parser read, with the validators and the feed a move points to', () => {
+  it('records what the parser read, with the validators', () => {
     const fetched = { kind: 'fetched', body, contentType: 'application/rss+xml', etag: '"1"' } as const;
-    expect(recordOf(fetched, () => info)).toEqual({
+    expect(recordOf(A, fetched, () => info)).toEqual({
       outcome: 'fetched',
       metadata: info,
       validators: { etag: '"1"', lastModified: undefined },
-      movedTo: undefined,
     });
-    expect(recordOf({ ...fetched, movedTo: 'https://b.example/' }, () => info)).toMatchObject({
+  });
+
+  it('says where the feed moved: the permanent redirects first, else its new-feed-url', () => {
+    const fetched = { kind: 'fetched', body } as const;
+    const named = () => ({ ...info, newFeedUrl: 'https://c.example/' });
+    expect(recordOf(A, { ...fetched, movedTo: 'https://b.example/' }, named)).toMatchObject({
       movedTo: 'https://b.example/',
+      move: { to: 'https://b.example/', cause: 'permanent-redirect' },
     });
-    expect(recordOf(fetched, () => ({ ...info, newFeedUrl: 'https://c.example/' }))).toMatchObject({
+    expect(recordOf(A, fetched, named)).toMatchObject({
       movedTo: 'https://c.example/',
+      move: { to: 'https://c.example/', cause: 'new-feed-url' },
     });
+    expect(recordOf(A, { kind: 'not-modified', movedTo: 'https://b.example/' }, named)).toMatchObject({
+      move: { to: 'https://b.example/', cause: 'permanent-redirect' },
+    });
+  });
+
+  it('finds no move in a feed that names itself, in any spelling', () => {
+    const self = () => ({ ...info, newFeedUrl: 'HTTPS://A.example:443/feed.xml#latest' });
+    const record = recordOf(A, { kind: 'fetched', body }, self);
+    expect(record).not.toHaveProperty('move');
+    expect(record).not.toHaveProperty('movedTo');
   });
 
   it('records a feed the parser refuses as malformed, with its reason', () => {
     const refuse = () => {
       throw new Error('not an RSS or Atom feed');
     };
-    expect(recordOf({ kind: 'fetched', body }, refuse)).toEqual({
+    expect(recordOf(A, { kind: 'fetched', body }, refuse)).toEqual({
       outcome: 'malformed',
       detail: 'not an RSS or Atom feed',
     });
   });
 
   it('records a 304 and a failure as the fetcher said them', () => {
-    expect(recordOf({ kind: 'not-modified', etag: '"2"' }, () => info)).toEqual({
+    expect(recordOf(A, { kind: 'not-modified', etag: '"2"' }, () => info)).toEqual({
       outcome: 'not-modified',
       validators: { etag: '"2"', lastModified: undefined },
-      movedTo: undefined,
     });
     expect(
       recordOf(
+        A,
         { kind: 'failed', outcome: 'http-error', detail: 'HTTP 503', retryAfterMs: 120_000 },
         () => info,
       ),

@@ -1,5 +1,6 @@
-import { keysOf } from '@castlog/domain';
-import { EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
+import { FeedMoveCause, FeedMoved, keysOf, normalizeFeedUrl } from '@castlog/domain';
+import { envelopeOf, EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
+import { randomUUID } from 'node:crypto';
 import { DependencyHealth, LogFn, messageOf, pause, retry, Wakeup } from '@castlog/supervision';
 import pLimit from 'p-limit';
 import { DueFeed, FeedCatalog, FetchRecord } from './catalog/feed-catalog';
@@ -49,6 +50,10 @@ const SWEEP_EVERY_MS = 3_600_000;
  * resolver holds at most five of the process's pooled connections, whatever FEED_CONCURRENCY is
  * (the embedded process shares one pool between the API, the projector and the resolver). */
 const CONCURRENT_RECORDS = 2;
+/** The most envelopes one append of feed moves carries. */
+const MOVES_PER_APPEND = 500;
+/** The most subscriptions one FeedMoved names (the log's schema bounds it). */
+const GUIDS_PER_MOVE = 1000;
 /** Health components: the catalog's database, and the resolver's place in the log. */
 const CATALOG = 'feed catalog';
 const LOG = 'feed resolver';
@@ -65,23 +70,40 @@ export function nextAttemptAfterFailure(
   return nowMs + Math.max(backoff, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
 }
 
-/** What a fetcher's answer (and the parser's reading of its body) records in the catalog. */
+/** Where a fetch of the feed `url` (normalised) says it moved for good, and why: the target of the
+ * permanent redirects it followed, else the feed's `<itunes:new-feed-url>`. A feed that names itself
+ * (many do, in some spelling) has not moved. */
+export interface FeedMove {
+  readonly to: string;
+  readonly cause: FeedMoveCause;
+}
+
+/** What a fetcher's answer (and the parser's reading of its body) records in the catalog for the
+ * feed `url` (normalised), and where the feed moved. */
 export function recordOf(
+  url: string,
   result: FetchResult,
   parse: ResolverDependencies['parse'],
-): FetchRecord & { retryAfterMs?: number } {
+): FetchRecord & { retryAfterMs?: number; move?: FeedMove } {
   if (result.kind === 'failed')
     return { outcome: result.outcome, detail: result.detail, retryAfterMs: result.retryAfterMs };
   const validators = { etag: result.etag, lastModified: result.lastModified };
-  if (result.kind === 'not-modified') return { outcome: 'not-modified', validators, movedTo: result.movedTo };
+  const moveTo = (to: string | undefined, cause: FeedMoveCause) =>
+    to === undefined || normalizeFeedUrl(to) === url ? {} : { movedTo: to, move: { to, cause } };
+  const redirected = moveTo(result.movedTo, 'permanent-redirect');
+  if (result.kind === 'not-modified') return { outcome: 'not-modified', validators, ...redirected };
   let info: FeedInfo;
   try {
     info = parse(result.body, result.contentType);
   } catch (error) {
     return { outcome: 'malformed', detail: messageOf(error) };
   }
-  return { outcome: 'fetched', metadata: info, validators, movedTo: result.movedTo ?? info.newFeedUrl };
+  const moved = result.movedTo !== undefined ? redirected : moveTo(info.newFeedUrl, 'new-feed-url');
+  return { outcome: 'fetched', metadata: info, validators, ...moved };
 }
+
+const chunksOf = <T>(values: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(values.length / size) }, (_, i) => values.slice(i * size, (i + 1) * size));
 
 /** A feed URL as the log shows it: without its query, which may hold a private feed's token. */
 export const shownUrl = (url: string): string => {
@@ -198,7 +220,7 @@ export class FeedResolver {
       .catch(
         (error: unknown) => ({ kind: 'failed', outcome: 'network-error', detail: messageOf(error) }) as const,
       );
-    const record = recordOf(result, this.deps.parse);
+    const record = recordOf(feed.url, result, this.deps.parse);
     const nowMs = this.now();
     const failed = 'detail' in record;
     const next = failed
@@ -217,11 +239,64 @@ export class FeedResolver {
     this.fetchedSinceReport += 1;
     this.deps.progress.progressed(this.now());
     this.deps.fetched?.(record.outcome);
+    if (record.move !== undefined) await this.move(feed.url, record.move, signal);
     if (failed)
       this.deps.log(
         'warn',
         `feed ${shownUrl(feed.url)}: ${record.outcome} (${record.detail}); ` +
           `${failures} ${failures === 1 ? 'failure' : 'failures'} in a row, next attempt in ${Math.round((next - nowMs) / 1000)} s`,
+      );
+  }
+
+  /** Moves the subscriptions still on the feed `url` to where it moved: one FeedMoved per user, for
+   * the decider to apply as a PATCH of new_feed_url. A move is repeated at each fetch that finds
+   * it, which moves only subscriptions that came to the old URL since (the decider skips the rest). */
+  private async move(url: string, move: FeedMove, signal: AbortSignal): Promise<void> {
+    const options = { signal, maxMs: 30_000 };
+    const found = await retry(
+      async () => {
+        // A feed that names as its new home a feed that moved back to it would move its subscribers
+        // to and fro at every refresh: neither move is made.
+        const back = await this.deps.catalog.movedTo(normalizeFeedUrl(move.to));
+        return back !== undefined && normalizeFeedUrl(back) === url
+          ? 'loop'
+          : this.deps.catalog.subscriptionsOn(url);
+      },
+      { ...options, onFailure: (error) => this.lost(CATALOG, error) },
+    );
+    if (found === undefined) return;
+    if (found === 'loop') {
+      this.deps.log(
+        'warn',
+        `feed ${shownUrl(url)} and ${shownUrl(move.to)} each say the other is their new home; neither move is made`,
+      );
+      return;
+    }
+    const envelopes = [...found].flatMap(([userId, guids]) =>
+      chunksOf(guids, GUIDS_PER_MOVE).map((chunk) => {
+        const event: FeedMoved = {
+          type: 'FeedMoved',
+          userId,
+          feedUrl: url,
+          newFeedUrl: move.to,
+          cause: move.cause,
+          guids: chunk,
+        };
+        return envelopeOf(event, `feed-moved-${randomUUID()}`);
+      }),
+    );
+    for (const batch of chunksOf(envelopes, MOVES_PER_APPEND)) {
+      const appended = await retry(() => this.deps.eventLog.append(batch), {
+        ...options,
+        onFailure: (error) => this.lost(LOG, error),
+      });
+      if (appended === undefined) return;
+      this.restored(LOG);
+    }
+    if (found.size > 0)
+      this.deps.log(
+        'info',
+        `feed ${shownUrl(url)} moved to ${shownUrl(move.to)} (${move.cause}): a move appended for ${found.size} ${found.size === 1 ? 'user' : 'users'}`,
       );
   }
 

@@ -2,6 +2,8 @@ import { feed, guid, ISO_MS } from '../../../../test/support/contract';
 import { CastlogUnderTest, startCastlog, TestUser } from '../../../../test/support/start-castlog';
 import { syncAction } from '../../../../libs/domain/src/testing';
 import { soon, syncIdOfUser, syncThroughLog } from '../../../../test/support/sync-through-log';
+import { LogEvent, normalizeFeedUrl } from '@castlog/domain';
+import { envelopeOf } from '@castlog/event-log';
 import { history, HistoryDeps, HistoryEntry } from './history.command';
 
 function io() {
@@ -223,6 +225,44 @@ describe('castlog history', () => {
       'SyncActionsPosted',
     ]);
     expect((await json(dave.name, other)).map((entry) => entry.type)).toEqual(['SubscriptionsAddRequested']);
+  });
+
+  it("shows the resolver's feed move, and names feeds by the catalog's titles", async () => {
+    const erin = await app.freshUser();
+    const [subscription, old, home] = [guid(), feed('old-home'), feed('new-home')];
+    expect(
+      (
+        await app
+          .as(erin)
+          .post('/v1/subscriptions', { subscriptions: [{ feed_url: old, guid: subscription }] })
+      ).status,
+    ).toBe(200);
+    const moved: LogEvent = {
+      type: 'FeedMoved',
+      userId: erin.id,
+      feedUrl: normalizeFeedUrl(old),
+      newFeedUrl: home,
+      cause: 'permanent-redirect',
+      guids: [subscription],
+    };
+    await app.runtime.eventLog.append([envelopeOf(moved, 'feed-moved-test')]);
+    await app.untilProjectionAtEnd();
+    await app.runtime.database.dataSource.query(
+      `INSERT INTO castlog_feeds.feeds (url, next_fetch_at, first_seen, title) VALUES ($1, now(), now(), 'New Home Radio')`,
+      [normalizeFeedUrl(home)],
+    );
+    const entries = await json(erin.name, subscription);
+    expect(entries.map(({ type, request, result }) => ({ type, request, result }))[1]).toEqual({
+      type: 'FeedMoved',
+      request: `feed moved (a permanent redirect): ${normalizeFeedUrl(old).slice(0, 39)}… -> ${home.slice(0, 39)}…`,
+      result: `moved ${subscription}`,
+    });
+    expect(entries[1]?.titles).toEqual({ [normalizeFeedUrl(home)]: 'New Home Radio' });
+    const d = deps();
+    expect(await history(d, erin.name)).toBe(0);
+    expect(d.stdout.text).toContain(
+      `feeds named above, by their titles:\n  ${normalizeFeedUrl(home)}  New Home Radio\n`,
+    );
   });
 
   it('with a guid the read model does not know, keeps the events naming it and says so', async () => {

@@ -2,6 +2,7 @@ import { findUserId } from '@castlog/auth';
 import {
   checkFeedUrl,
   isGuid,
+  keysOf,
   LogEvent,
   normalizeFeedUrl,
   normalizeGuid,
@@ -11,6 +12,7 @@ import {
   toIso,
 } from '@castlog/domain';
 import { EventLog, LogRecord } from '@castlog/event-log';
+import { FeedCatalog } from '@castlog/feeds';
 import { HistoryQuery, SubscriptionFamily } from '@castlog/read-model';
 import Table from 'cli-table3';
 import { DataSource } from 'typeorm';
@@ -45,6 +47,8 @@ export interface HistoryEntry {
   readonly outcome: RequestOutcome | null;
   /** The instant the projection decided it at (the service's "now" for it). */
   readonly instant: string | null;
+  /** The titles of the feeds it names (normalised URL → title), where the feed catalog knows them. */
+  readonly titles?: Readonly<Record<string, string>>;
 }
 
 /** `castlog history <user> [--guid <guid>] [--json]`: the user's events, read from the log in log
@@ -69,9 +73,14 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
     );
     records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 
+    const titles = await titlesOf(deps, userId, records);
     const entries: HistoryEntry[] = records.map((record) => {
       const stored = outcomeAt.get(`${record.partition}:${record.offset}`);
       const outcome = stored?.outcome ?? null;
+      const named = feedUrlsOf([record]).flatMap((url) => {
+        const title = titles.get(url);
+        return title === undefined ? [] : [[url, title] as const];
+      });
       return {
         time: toIso(record.timestamp),
         partition: record.partition,
@@ -83,6 +92,7 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
         event: record.value,
         outcome,
         instant: stored ? toIso(Number(stored.instant)) : null,
+        ...(named.length > 0 ? { titles: Object.fromEntries(named) } : {}),
       };
     });
 
@@ -104,9 +114,26 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
     for (const entry of entries)
       table.push([entry.time, entry.type, escapeInvisible(entry.request), escapeInvisible(entry.result)]);
     deps.stdout.write(`${table.toString()}\n`);
+    if (titles.size > 0) {
+      const legend = [...titles].map(([url, title]) => `  ${url}  ${title}`).join('\n');
+      deps.stdout.write(`\nfeeds named above, by their titles:\n${escapeInvisible(legend)}\n`);
+    }
     return 0;
   });
 }
+
+/** The normalised feed URLs the records' events name. */
+const feedUrlsOf = (records: readonly LogRecord[]): string[] => [
+  ...new Set(keysOf(records.map((record) => record.value)).feedUrls.map(([, url]) => url)),
+];
+
+/** The feed catalog's titles of the feeds the records name that the user holds. */
+const titlesOf = (
+  deps: HistoryDeps,
+  userId: string,
+  records: readonly LogRecord[],
+): Promise<Map<string, string>> =>
+  new FeedCatalog(deps.dataSource, { schema: deps.schema }).titlesFor(userId, feedUrlsOf(records));
 
 /** The user's id, by name or by id; by id also for a user since removed, whose events and
  * outcomes stay in the log and the read model for audit. */
@@ -187,6 +214,8 @@ async function subscriptionFilter(
         );
       case 'SyncActionsPosted':
         return event.actions.some(namesInSync);
+      case 'FeedMoved':
+        return event.guids.some(hasGuid) || hasFeedUrl(event.feedUrl) || hasFeedUrl(event.newFeedUrl);
       default: {
         const never: never = event;
         throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -311,6 +340,10 @@ export function describeRequest(event: LogEvent): string {
       const actions = event.actions.slice(0, MAX_URLS).map(describeSyncAction).join(', ');
       return `sync: ${count} from client ${event.clientId}: ${actions}${more}`;
     }
+    case 'FeedMoved': {
+      const cause = event.cause === 'permanent-redirect' ? 'a permanent redirect' : 'its new-feed-url';
+      return `feed moved (${cause}): ${short(event.feedUrl)} -> ${short(event.newFeedUrl)}`;
+    }
     default: {
       const never: never = event;
       throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -348,6 +381,9 @@ export function describeOutcome(outcome: RequestOutcome): string {
       return 'device saved';
     case 'Synced':
       return outcome.results.map(describeSyncResult).join(', ');
+    case 'Moved':
+      if (outcome.refused !== undefined) return `not moved: ${outcome.refused}`;
+      return outcome.moved.length === 0 ? 'nothing to move' : `moved ${outcome.moved.join(' ')}`;
     default: {
       const never: never = outcome;
       throw new Error(`unknown outcome ${JSON.stringify(never)}`);

@@ -123,6 +123,22 @@ export interface SyncActionsPosted {
   readonly actions: readonly unknown[];
 }
 
+export const FEED_MOVE_CAUSES = ['permanent-redirect', 'new-feed-url'] as const;
+export type FeedMoveCause = (typeof FEED_MOVE_CAUSES)[number];
+
+/** Appended by the feed resolver, one per user, when a feed moved for good: its URL answered a
+ * permanent redirect chain ending in a feed, or the feed named an `<itunes:new-feed-url>`. `guids`
+ * are the ids of the user's subscriptions that held `feedUrl` (normalised) when the resolver looked;
+ * the decider moves those that still do to `newFeedUrl`, as a PATCH of `new_feed_url` would. */
+export interface FeedMoved {
+  readonly type: 'FeedMoved';
+  readonly userId: UserId;
+  readonly feedUrl: string;
+  readonly newFeedUrl: string;
+  readonly cause: FeedMoveCause;
+  readonly guids: readonly Guid[];
+}
+
 export type LogEvent =
   | SubscriptionsAddRequested
   | SubscriptionUpdateRequested
@@ -132,7 +148,8 @@ export type LogEvent =
   | DeviceUpdateRequested
   | GpodderUploadRequested
   | EpisodeActionsUploaded
-  | SyncActionsPosted;
+  | SyncActionsPosted
+  | FeedMoved;
 
 export type LogEventType = LogEvent['type'];
 
@@ -146,6 +163,7 @@ export const LOG_EVENT_TYPES: readonly LogEventType[] = [
   'GpodderUploadRequested',
   'EpisodeActionsUploaded',
   'SyncActionsPosted',
+  'FeedMoved',
 ];
 
 /** The schema version every event is written with. */

@@ -24,7 +24,7 @@ export interface BatchKeys {
 /** The keys `decide` looks the events up by, read the way `decide` reads them: an item's guid when
  * it is a UUID and its feed_url passes (an item failing its feed_url reaches nothing), the checked
  * feed_url's normalised form, a PATCH's path guid, new_guid and normalised new_feed_url, a DELETE's
- * guid, the deletion a saga result names, the devices a gpodder.net request names, the URLs it
+ * guid, a feed move's subscriptions and new feed_url, the deletion a saga result names, the devices a gpodder.net request names, the URLs it
  * adds or removes (as items), and for an upload that adds or removes a URL or replaces the set the
  * whole user.
  * Only UUIDs are guid keys: no other guid is stored.
@@ -78,6 +78,10 @@ class KeyCollector implements BatchKeys {
         break;
       case 'SyncActionsPosted':
         for (const action of event.actions) this.syncAction(userId, action);
+        break;
+      case 'FeedMoved':
+        for (const guid of event.guids) this.guid(userId, guid);
+        this.feedUrl(userId, event.newFeedUrl);
         break;
       default: {
         const unexpected: never = event;

@@ -96,6 +96,14 @@ export interface SyncedOutcome {
   readonly results: readonly SyncResult[];
 }
 
+/** A feed move: the latest guids of the subscriptions moved (none when no subscription named held
+ * the feed any more, or the new URL is refused: `refused` says why). */
+export interface MovedOutcome {
+  readonly kind: 'Moved';
+  readonly moved: readonly Guid[];
+  readonly refused?: string;
+}
+
 /** What the API answers for a request, stored with the read model in the same transaction.
  * 404 and 410 are values, not throws. */
 export type RequestOutcome =
@@ -108,7 +116,8 @@ export type RequestOutcome =
   | UploadedOutcome
   | ActionsRecordedOutcome
   | DeviceUpdatedOutcome
-  | SyncedOutcome;
+  | SyncedOutcome
+  | MovedOutcome;
 
 /** The outcomes each event type can decide: `decide`'s types and the API's check of a stored
  * outcome both read this one table. */
@@ -122,6 +131,7 @@ export const OUTCOME_KINDS = {
   GpodderUploadRequested: ['Uploaded'],
   EpisodeActionsUploaded: ['ActionsRecorded'],
   SyncActionsPosted: ['Synced'],
+  FeedMoved: ['Moved'],
 } as const satisfies { readonly [T in LogEventType]: readonly RequestOutcome['kind'][] };
 
 /** The outcome of the event `E`: a POST is answered `Added`, a PATCH `Updated`, `NotFound` or

@@ -9,6 +9,7 @@ import { Decision, DecisionOf } from './decision';
 import { decideCompleted, decideDeletion, decideFailed } from './deletion.slice';
 import { evolve, initialState } from './evolve';
 import { DomainInvariantError, invariant } from './invariant';
+import { decideFeedMoved } from './moved.slice';
 import { UserSubscriptions } from './subscription';
 import { decideUpdate } from './update.slice';
 
@@ -49,6 +50,8 @@ export function decide(state: UserSubscriptions, logged: LoggedEvent, now: Insta
       return decideEpisodeActions(state, event, logged.sequence, now);
     case 'SyncActionsPosted':
       return decideSync(state, event, now);
+    case 'FeedMoved':
+      return decideFeedMoved(state, event, now);
     default: {
       const unexpected: never = event;
       throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);

@@ -10,6 +10,8 @@ import {
   DeviceUpdateRequested,
   EpisodeAction,
   EpisodeActionsUploaded,
+  FeedMoveCause,
+  FeedMoved,
   GpodderUploadRequested,
   Guid,
   LogEvent,
@@ -18,6 +20,7 @@ import {
   UserId,
 } from '../events/log-event';
 import { AddedItem, FailedItem, RequestOutcome, SyncResult, UpdatedFields } from '../subscriptions/outcome';
+import { normalizeFeedUrl } from '../subscriptions/feed-url';
 import { resolveSubscription } from '../subscriptions/resolve';
 import { Device, Subscription, UserSubscriptions } from '../subscriptions/subscription';
 import { Instant } from '../time';
@@ -139,6 +142,22 @@ export const deletionFailed = (
   userId,
   deletionId,
   reason,
+});
+
+/** The feed resolver's move of `feedUrl` (normalised here) to `newFeedUrl`, naming `guids`. */
+export const feedMoved = (
+  feedUrl: string,
+  newFeedUrl: string,
+  guids: readonly Guid[],
+  cause: FeedMoveCause = 'permanent-redirect',
+  userId: UserId = USER,
+): FeedMoved => ({ type: 'FeedMoved', userId, feedUrl: normalizeFeedUrl(feedUrl), newFeedUrl, cause, guids });
+
+/** A feed move's outcome: the latest guids moved, or why the new URL was refused. */
+export const moved = (guids: readonly Guid[], refused?: string): RequestOutcome => ({
+  kind: 'Moved',
+  moved: guids,
+  ...(refused !== undefined ? { refused } : {}),
 });
 
 // gpodder.net requests.

@@ -6,6 +6,8 @@ import {
   EPISODE_ACTION_KINDS,
   EpisodeAction,
   EpisodeActionKind,
+  FEED_MOVE_CAUSES,
+  FeedMoveCause,
   Guid,
   LoggedEvent,
   LogEvent,
@@ -14,6 +16,7 @@ import {
 import { conflictingUrl } from '../gpodder/upload.slice';
 import { Decision } from '../subscriptions/decision';
 import { Draft, initialState } from '../subscriptions/evolve';
+import { normalizeFeedUrl, normalizeGuid } from '../subscriptions/feed-url';
 import { BatchKeys } from '../subscriptions/keys';
 import { UserSubscriptions } from '../subscriptions/subscription';
 import { decide } from '../subscriptions/subscription.decider';
@@ -98,6 +101,16 @@ type Planned =
         /** The n-th action_id sent so far, or a new one. */
         readonly reuse: number | undefined;
       }[];
+    }
+  /** A feed move as the resolver appends it: of one of the feeds, naming some of the user's
+   * subscriptions (whether or not they still hold it) and sometimes an unknown guid, to a valid
+   * feed or (a hostile publisher) an invalid one. */
+  | {
+      readonly type: 'moved';
+      readonly feedUrl: string;
+      readonly newFeedUrl: unknown;
+      readonly guids: readonly GuidRef[];
+      readonly cause: FeedMoveCause;
     }
   | {
       readonly type: 'actions';
@@ -243,6 +256,16 @@ const planned: fc.Arbitrary<Planned> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.record({
+      type: fc.constant('moved' as const),
+      feedUrl: fc.constantFrom(...VALID_FEEDS),
+      newFeedUrl: feedUrlArbitrary,
+      guids: fc.array(guidRef, { minLength: 1, maxLength: 3 }),
+      cause: fc.constantFrom(...FEED_MOVE_CAUSES),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
       type: fc.constant('actions' as const),
       actions: fc.array(
         fc.record(
@@ -363,6 +386,15 @@ export const historyArbitrary = (
                 guidOf: (ref) => resolve(user, ref),
                 actionIds: sentActionIds,
               });
+            case 'moved':
+              return {
+                type: 'FeedMoved',
+                userId: user,
+                feedUrl: normalizeFeedUrl(plan.feedUrl),
+                newFeedUrl: typeof plan.newFeedUrl === 'string' ? plan.newFeedUrl : String(plan.newFeedUrl),
+                cause: plan.cause,
+                guids: plan.guids.map((ref) => normalizeGuid(resolve(user, ref))),
+              };
             case 'actions':
               return {
                 type: 'EpisodeActionsUploaded',

@@ -140,6 +140,14 @@ const FULL: { readonly [K in LogEventType]: Required<EventOf<K>> } = {
       },
     ],
   },
+  FeedMoved: {
+    type: 'FeedMoved',
+    userId: user,
+    feedUrl: 'https://example.com/feed.xml',
+    newFeedUrl: 'https://feeds.example.org/feed.xml',
+    cause: 'permanent-redirect',
+    guids: [guid],
+  },
 };
 
 /** The keys of T's properties that are not optional. */
@@ -156,6 +164,7 @@ const REQUIRED: { readonly [K in LogEventType]: readonly RequiredKey<EventOf<K>>
   GpodderUploadRequested: ['type', 'userId', 'deviceId', 'add', 'remove'],
   EpisodeActionsUploaded: ['type', 'userId', 'actions'],
   SyncActionsPosted: ['type', 'userId', 'clientId', 'actions'],
+  FeedMoved: ['type', 'userId', 'feedUrl', 'newFeedUrl', 'cause', 'guids'],
 };
 
 // The compiler holds each schema against its domain type (NO_DRIFT in envelope.codec.ts); these

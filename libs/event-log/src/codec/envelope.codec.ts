@@ -1,6 +1,7 @@
 import {
   DEVICE_TYPES,
   EPISODE_ACTION_KINDS,
+  FEED_MOVE_CAUSES,
   isDeviceId,
   LOG_EVENT_TYPES,
   LOG_EVENT_VERSION,
@@ -101,6 +102,13 @@ const EVENT_SCHEMAS = {
   SyncActionsPosted: event('SyncActionsPosted', {
     clientId,
     actions: list(anything(), { minItems: 1, maxItems: MAX_SYNC_ACTIONS }),
+  }),
+  /** `newFeedUrl` as the feed or its redirect named it: the decider judges it as a client's. */
+  FeedMoved: event('FeedMoved', {
+    feedUrl: string({ minLength: 1 }),
+    newFeedUrl: string(),
+    cause: oneOf(FEED_MOVE_CAUSES),
+    guids: list(guid, { minItems: 1, maxItems: 1000 }),
   }),
 } as const;
 

@@ -1,8 +1,8 @@
-import { normalizeFeedUrl } from '@castlog/domain';
 import { Database } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../../../../test/support/databases';
+import { insertSubscription } from '../testing/subscriptions';
 import { FeedCatalog } from './feed-catalog';
 
 const T = 1_700_000_000_000;
@@ -14,15 +14,8 @@ describe('FeedCatalog', () => {
   let database: Database;
   let catalog: FeedCatalog;
 
-  /** A subscription of `user` created with `feedUrl`, as the projector writes one. */
-  const subscribe = async (user: string, feedUrl: string, { deleted }: { deleted?: number } = {}) =>
-    database.dataSource.query(
-      `INSERT INTO castlog.subscriptions (user_id, id, feed_url, is_subscribed, subscription_changed, guid_changed,
-                                          deleted, merged_into, deletion_id, latest_guid, created, created_feed_url,
-                                          sync_id, subscribed_at, state_time, identity_time, last_updated, sync_cursor)
-       VALUES ($1, $2, $3, true, $4, NULL, $5, NULL, NULL, $2, $4, $6, gen_random_uuid(), 0, 0, 0, 0, 0)`,
-      [user, randomUUID(), feedUrl, T, deleted ?? null, normalizeFeedUrl(feedUrl)],
-    );
+  const subscribe = (user: string, feedUrl: string, options: { deleted?: number } = {}) =>
+    insertSubscription(database.dataSource, user, feedUrl, { ...options, at: T });
   const row = async (url: string) =>
     (await database.dataSource.query(`SELECT * FROM castlog_feeds.feeds WHERE url = $1`, [url]))[0];
 
@@ -134,6 +127,41 @@ describe('FeedCatalog', () => {
     const named = await catalog.withTitles('user-dave', urls);
     expect(named).toHaveLength(10_000);
     expect(named.slice(0, 3)).toEqual([{ url: urls[0] }, { url: urls[1], title: 'Two' }, { url: urls[2] }]);
+  });
+
+  it('finds the subscriptions still on a feed, by user, for a move; and where a feed moved', async () => {
+    const [ann, ben] = [`ann-${randomUUID()}`, `ben-${randomUUID()}`];
+    await subscribe(ann, 'HTTPS://Moving.example/rss');
+    // Ann's second subscription took the feed's URL later (a PATCH of new_feed_url).
+    await subscribe(ann, feed('before'));
+    await database.dataSource.query(
+      `WITH later AS (UPDATE castlog.subscriptions SET feed_url = $2 WHERE user_id = $1 AND created_feed_url = $3
+                      RETURNING user_id, id)
+       INSERT INTO castlog.subscription_later_feed_urls (user_id, normalized_feed_url, subscription_id)
+       SELECT user_id, $4, id FROM later`,
+      [ann, 'https://moving.example/rss#second', feed('before'), feed('moving')],
+    );
+    await subscribe(ben, feed('moving'));
+    await subscribe(`deleted-${randomUUID()}`, feed('moving'), { deleted: T });
+    // One created with the feed but since on another URL is not on it any more.
+    await subscribe(`cy-${randomUUID()}`, feed('moving'));
+    await database.dataSource.query(
+      `UPDATE castlog.subscriptions SET feed_url = $1 WHERE user_id LIKE 'cy-%'`,
+      [feed('elsewhere')],
+    );
+    const found = await catalog.subscriptionsOn(feed('moving'));
+    expect([...found.keys()].sort()).toEqual([ann, ben].sort());
+    expect(found.get(ann)).toHaveLength(2);
+    expect(found.get(ben)).toHaveLength(1);
+    await catalog.learn([feed('moving')], T, 0, 1);
+    expect(await catalog.movedTo(feed('moving'))).toBeUndefined();
+    await catalog.record(
+      feed('moving'),
+      { outcome: 'not-modified', validators: {}, movedTo: feed('home') },
+      T,
+      T + HOUR,
+    );
+    expect(await catalog.movedTo(feed('moving'))).toBe(feed('home'));
   });
 
   it('sweeps the feeds nobody holds any more, sparing those learned within the grace period', async () => {

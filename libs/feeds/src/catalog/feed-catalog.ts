@@ -210,6 +210,37 @@ export class FeedCatalog {
     });
   }
 
+  /** The subscriptions (of any user, not deleted, not merged into another) whose feed_url is `url`
+   * (normalised) now, by user: those a move of the feed applies to. Found through the URLs they
+   * hold (created with, or took later), then kept only when their current URL is still `url`. */
+  async subscriptionsOn(url: string): Promise<Map<string, string[]>> {
+    const s = quoteIdent(this.readModel.schema);
+    const rows = await this.query<{ user_id: string; id: string; feed_url: string }>(
+      `SELECT sub.user_id, sub.id, sub.feed_url FROM ${s}.subscriptions sub
+        WHERE sub.created_feed_url = $1 AND sub.deleted IS NULL AND sub.merged_into IS NULL
+       UNION
+       SELECT sub.user_id, sub.id, sub.feed_url FROM ${s}.subscription_later_feed_urls later
+         JOIN ${s}.subscriptions sub ON sub.user_id = later.user_id AND sub.id = later.subscription_id
+        WHERE later.normalized_feed_url = $1 AND sub.deleted IS NULL AND sub.merged_into IS NULL`,
+      [url],
+    );
+    const byUser = new Map<string, string[]>();
+    for (const row of rows) {
+      if (normalizeFeedUrl(row.feed_url) !== url) continue;
+      byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), row.id]);
+    }
+    return byUser;
+  }
+
+  /** Where the catalog last saw the feed `url` (normalised) move to, if anywhere. */
+  async movedTo(url: string): Promise<string | undefined> {
+    const rows = await this.query<{ moved_to: string | null }>(
+      `SELECT moved_to FROM ${FEEDS} WHERE url = $1`,
+      [url],
+    );
+    return rows[0]?.moved_to ?? undefined;
+  }
+
   /** Removes the feeds first seen before `seenBeforeMs` that no subscription (of any user, not
    * deleted) holds any more. The grace period spares a feed learned from an event the projector has
    * not applied yet. Answers how many left. */
