@@ -101,25 +101,37 @@ export function history(deps: HistoryDeps, user: string, options: HistoryOptions
       deps.stdout.write(`${escapeInvisible(JSON.stringify(entries, null, 2), BEYOND_C0)}\n`);
       return 0;
     }
-    if (entries.length === 0) {
-      deps.stderr.write(
-        `no events for ${user}${options.guid === undefined ? '' : ` and guid ${options.guid}`}\n`,
-      );
-      return 0;
-    }
-    const table = new Table({
-      head: ['time', 'event', 'request', 'outcome'],
-      style: { head: [], border: [], compact: true },
-    });
-    for (const entry of entries)
-      table.push([entry.time, entry.type, escapeInvisible(entry.request), escapeInvisible(entry.result)]);
-    deps.stdout.write(`${table.toString()}\n`);
-    if (titles.size > 0) {
-      const legend = [...titles].map(([url, title]) => `  ${url}  ${title}`).join('\n');
-      deps.stdout.write(`\nfeeds named above, by their titles:\n${escapeInvisible(legend)}\n`);
-    }
+    printTable(
+      deps,
+      entries,
+      titles,
+      `${user}${options.guid === undefined ? '' : ` and guid ${options.guid}`}`,
+    );
     return 0;
   });
+}
+
+/** The entries as a table, then the titles of the feeds they name; `whose` names the history. */
+function printTable(
+  deps: Omit<CommandIo, 'stdin'>,
+  entries: readonly HistoryEntry[],
+  titles: ReadonlyMap<string, string>,
+  whose: string,
+): void {
+  if (entries.length === 0) {
+    deps.stderr.write(`no events for ${whose}\n`);
+    return;
+  }
+  const table = new Table({
+    head: ['time', 'event', 'request', 'outcome'],
+    style: { head: [], border: [], compact: true },
+  });
+  for (const entry of entries)
+    table.push([entry.time, entry.type, escapeInvisible(entry.request), escapeInvisible(entry.result)]);
+  deps.stdout.write(`${table.toString()}\n`);
+  if (titles.size === 0) return;
+  const legend = [...titles].map(([url, title]) => `  ${url}  ${title}`).join('\n');
+  deps.stdout.write(`\nfeeds named above, by their titles:\n${escapeInvisible(legend)}\n`);
 }
 
 /** The normalised feed URLs the records' events name. */
