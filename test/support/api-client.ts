@@ -41,7 +41,8 @@ export class ApiClient {
     } catch {
       // not JSON: keep the text
     }
-    this.record?.({ method, path, status: response.status, body });
+    const mediaType = response.headers.get('content-type')?.split(';')[0]?.trim();
+    this.record?.({ method, path, status: response.status, body, ...(mediaType ? { mediaType } : {}) });
     return { status: response.status, headers: response.headers, body: body as T, text };
   }
 

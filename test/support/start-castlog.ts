@@ -1,6 +1,6 @@
 import { AuthStore } from '@castlog/auth';
 import { Config, loadConfig } from '@castlog/config';
-import { API_DOCUMENT } from '@castlog/api';
+import { apiHttpOptions } from '@castlog/api';
 import { createHttpApp } from '@castlog/http';
 import { OpenedRuntime, openRuntime } from '@castlog/runtime';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -73,7 +73,7 @@ export async function startCastlog(
   try {
     const module =
       options.projector === false ? ApiAppModule.forRuntime(runtime) : EmbeddedAppModule.forRuntime(runtime);
-    app = await createHttpApp(module, config, options.logger, { openApi: API_DOCUMENT });
+    app = await createHttpApp(module, config, options.logger, apiHttpOptions(config));
     await app.listen({ port: 0, host: '127.0.0.1' });
   } catch (error) {
     await app?.close();

@@ -1,12 +1,12 @@
 import 'reflect-metadata';
 import { serve } from '@castlog/runtime';
 import { ApiAppModule } from './api-app.module';
-import { API_DOCUMENT } from './http/api-document';
+import { apiHttpOptions } from './http/api-document';
 
 serve({
   name: 'castlog-api',
   scaled: true,
-  openApi: API_DOCUMENT,
+  http: apiHttpOptions,
   module: (runtime) => ApiAppModule.forRuntime(runtime),
   announce: (url, _runtime, logger) => logger.info(`API listening on ${url} (docs: ${url}/docs)`),
 });

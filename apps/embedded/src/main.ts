@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { API_DOCUMENT } from '@castlog/api';
+import { apiHttpOptions } from '@castlog/api';
 import { DEFAULT_DATA_DIR } from '@castlog/config';
 import { serve } from '@castlog/runtime';
 import { performance } from 'node:perf_hooks';
@@ -9,7 +9,7 @@ import { EmbeddedAppModule } from './embedded-app.module';
 serve({
   name: 'castlog',
   scaled: false,
-  openApi: API_DOCUMENT,
+  http: apiHttpOptions,
   module: (runtime) => EmbeddedAppModule.forRuntime(runtime),
   announce: (url, runtime, logger) => {
     const log = runtime.config.KAFKA_BROKERS

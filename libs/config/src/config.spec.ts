@@ -124,4 +124,22 @@ describe('the feed resolver settings', () => {
         /FEEDS_ALLOWED_RANGES: must be a comma-separated list of CIDR/,
       );
   });
+
+  it('reads CORS_ORIGINS as a list of origins, none by default, and refuses what is not an origin', () => {
+    expect(loadConfig({}).CORS_ORIGINS).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example, http://localhost:8080' }).CORS_ORIGINS).toEqual([
+      'https://app.example',
+      'http://localhost:8080',
+    ]);
+    for (const bad of [
+      '*',
+      'app.example',
+      'https://app.example/',
+      'https://app.example/path',
+      'ftp://app.example',
+    ])
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(
+        /CORS_ORIGINS: must be a comma-separated list of origins/,
+      );
+  });
 });

@@ -87,6 +87,17 @@ export const configSchema = z.object({
     }, 'must be an http:// or https:// URL without credentials, query or fragment')
     .transform((text) => text.replace(/\/+$/, ''))
     .optional(),
+  /** The origins (`https://app.example`) a browser-based client may call `/v1` and the sync draft's
+   * face from; the gpodder.net face answers every origin, as gpodder.net does. */
+  CORS_ORIGINS: z
+    .string()
+    .trim()
+    .refine(
+      (text) => text === '' || text.split(',').every((origin) => isOrigin(origin.trim())),
+      'must be a comma-separated list of origins, such as https://app.example,http://localhost:8080',
+    )
+    .transform((text) => (text === '' ? [] : text.split(',').map((origin) => origin.trim())))
+    .default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CASTLOG_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: z
@@ -166,6 +177,13 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** An origin as a browser sends it: an http(s) scheme, a host and an optional port, nothing else. */
+function isOrigin(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const url = new URL(text);
+  return /^https?:$/.test(url.protocol) && url.origin === text;
+}
 
 export class ConfigError extends Error {}
 

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } f
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { limitBodies } from './body-limit';
+import { allowBrowsers } from './cors';
 import { errorBody, Unavailable, ValidationFailed } from './errors';
 import {
   answerClientError,
@@ -34,6 +35,9 @@ export type OpenApiDocument = (builder: DocumentBuilder) => DocumentBuilder;
 export interface HttpAppOptions {
   /** Serves the OpenAPI document (`/docs`, `/openapi.json`) this describes; none without it. */
   readonly openApi?: OpenApiDocument;
+  /** Answers browsers' CORS requests, from these origins on the Open Podcast API's faces
+   * (`allowBrowsers`); no CORS at all without it. */
+  readonly corsOrigins?: readonly string[];
 }
 
 /** Builds the Fastify-based Nest application around `module`: body limits, request ids, the error
@@ -59,6 +63,7 @@ export async function createHttpApp(
   app.useGlobalFilters(new ErrorBodyFilter(config.RETRY_AFTER_SECONDS));
   // Cookies parsed into `request.cookies`, set with `reply.setCookie` (the gpodder.net session).
   await app.register(fastifyCookie);
+  if (options.corsOrigins) await allowBrowsers(app.getHttpAdapter().getInstance(), options.corsOrigins);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.server.on('checkExpectation', answerUnmetExpectation);
   refuseBeforeRouting(fastify, config.RETRY_AFTER_SECONDS);

@@ -1,5 +1,5 @@
 import type { Config } from '@castlog/config';
-import { createHttpApp, listenAsStandIn, OpenApiDocument, StandIn } from '@castlog/http';
+import { createHttpApp, HttpAppOptions, listenAsStandIn, StandIn } from '@castlog/http';
 import { isUnavailableError, messageOf, retry } from '@castlog/supervision';
 import { DynamicModule, INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
@@ -13,8 +13,8 @@ export interface ServeOptions {
   readonly name: string;
   /** Scaled apps refuse to start without KAFKA_BROKERS and DATABASE_URL. */
   readonly scaled: boolean;
-  /** The OpenAPI document to serve, if any. */
-  readonly openApi?: OpenApiDocument;
+  /** What the HTTP app serves beside the module's routes (the OpenAPI document, CORS), if anything. */
+  readonly http?: (config: Config) => HttpAppOptions;
   readonly module: (runtime: Runtime) => DynamicModule;
   readonly announce: (url: string, runtime: OpenedRuntime, logger: Logger) => void;
 }
@@ -78,12 +78,12 @@ async function start(
   if (reachable === undefined) return server.close();
   const { opened: runtime, standIn } = reachable;
   // A failure from here on (a port in use) closes what is open, embedded PostgreSQL included.
-  const app = await createHttpApp(options.module(runtime), config, logger, {
-    openApi: options.openApi,
-  }).catch(async (error: unknown) => {
-    await runtime.close();
-    throw error;
-  });
+  const app = await createHttpApp(options.module(runtime), config, logger, options.http?.(config)).catch(
+    async (error: unknown) => {
+      await runtime.close();
+      throw error;
+    },
+  );
   life.stop = () => closeGracefully(app, runtime, (message) => logger.info(message));
   try {
     await listenBehindStandIn(app, standIn, {
