@@ -65,6 +65,15 @@ const onOff = z
   )
   .transform((text) => /^(true|on|yes|1)$/.test(text));
 
+/** A comma-separated list, each entry trimmed and `valid` (otherwise `message`); empty: none. */
+const commaList = (valid: (entry: string) => boolean, message: string) =>
+  z
+    .string()
+    .trim()
+    .refine((text) => text === '' || text.split(',').every((entry) => valid(entry.trim())), message)
+    .transform((text) => (text === '' ? [] : text.split(',').map((entry) => entry.trim())))
+    .default('');
+
 /** An IPv4 or IPv6 address with a prefix length that fits it: `10.0.0.0/8`, `fd00::/8`. */
 export function isCidr(text: string): boolean {
   const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
@@ -89,15 +98,10 @@ export const configSchema = z.object({
     .optional(),
   /** The origins (`https://app.example`) a browser-based client may call `/v1` and the sync draft's
    * face from; the gpodder.net face answers every origin, as gpodder.net does. */
-  CORS_ORIGINS: z
-    .string()
-    .trim()
-    .refine(
-      (text) => text === '' || text.split(',').every((origin) => isOrigin(origin.trim())),
-      'must be a comma-separated list of origins, such as https://app.example,http://localhost:8080',
-    )
-    .transform((text) => (text === '' ? [] : text.split(',').map((origin) => origin.trim())))
-    .default(''),
+  CORS_ORIGINS: commaList(
+    isOrigin,
+    'must be a comma-separated list of origins, such as https://app.example,http://localhost:8080',
+  ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CASTLOG_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: z
@@ -165,15 +169,10 @@ export const configSchema = z.object({
   /** Fetches of loopback, private, link-local and unique-local addresses are refused unless this
    * allows them all (a home network) or FEEDS_ALLOWED_RANGES lists theirs. */
   FEEDS_ALLOW_PRIVATE: onOff.default('off'),
-  FEEDS_ALLOWED_RANGES: z
-    .string()
-    .trim()
-    .refine(
-      (text) => text === '' || text.split(',').every((range) => isCidr(range.trim())),
-      'must be a comma-separated list of CIDR ranges, such as 192.168.1.0/24,fd00::/8',
-    )
-    .transform((text) => (text === '' ? [] : text.split(',').map((range) => range.trim())))
-    .default(''),
+  FEEDS_ALLOWED_RANGES: commaList(
+    isCidr,
+    'must be a comma-separated list of CIDR ranges, such as 192.168.1.0/24,fd00::/8',
+  ),
 });
 
 export type Config = z.infer<typeof configSchema>;
