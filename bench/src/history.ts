@@ -150,6 +150,16 @@ export const METRICS: readonly Metric[] = [
     value: (r) => numberAt(r, 'sync.listing_p99_ratio_vs_baseline'),
     range: rangeAt('sync.listing.p99_ratio'),
   },
+  {
+    id: 'feeds',
+    title: '10,000 feeds resolved from a local server, seconds',
+    column: 'feeds (s)',
+    unit: 's',
+    target: 600,
+    targetText: '≤ 600 s',
+    value: (r) =>
+      numberAt(r, 'feeds.settings.feeds') === 10_000 ? numberAt(r, 'feeds.resolve_seconds') : undefined,
+  },
 ];
 
 interface Run {

@@ -23,6 +23,10 @@ export interface AddRequests {
   readonly items: number;
   /** Makes the feed urls of this run unique. */
   readonly runId: string;
+  /** Feed urls shared by every client instead: request `s` of each client adds the feed
+   * `<feedBases[s % length]>/r<s>/i<item>.xml` (each user still subscribes to a new feed with every
+   * item, and all users to the same feeds in the same order, so the run's feeds can be known ahead). */
+  readonly feedBases?: readonly string[];
 }
 
 /** POST `path` with `actions` sync-draft subscribe actions per request, each with a new feed url and

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
+import { sharedFeedUrl } from './feed-fixture';
 import type { LoadMessage, LoadResult, LoadSpec } from './load';
 
 interface Answer {
@@ -49,8 +50,11 @@ function requestOf(
       method: 'GET',
       path: spec.paths[(index + sequence * concurrency) % spec.paths.length] as string,
     };
+  const bases = spec.kind === 'add' ? spec.feedBases : undefined;
   const feedUrl = (item: number) =>
-    `https://feeds.bench.example/${spec.runId}/c${index}/r${sequence}/i${item}.xml`;
+    bases && bases.length > 0
+      ? sharedFeedUrl(bases, sequence, item)
+      : `https://feeds.bench.example/${spec.runId}/c${index}/r${sequence}/i${item}.xml`;
   if (spec.kind === 'add')
     return {
       method: 'POST',

@@ -14,6 +14,7 @@ import { markdownTable, ScenarioOutcome, targetsTable } from './report';
 import { commandOf, inHistory, loadAverage, sourceState, timestampOf, writeNewFile } from './run-record';
 import { catchupScenario, LogFixture } from './scenarios/catchup';
 import { coldStartScenario } from './scenarios/coldstart';
+import { feedsScenario } from './scenarios/feeds';
 import { gpodderScenario } from './scenarios/gpodder';
 import { listingScenario } from './scenarios/listing';
 import { replayScenario } from './scenarios/replay';
@@ -21,7 +22,7 @@ import { syncScenario } from './scenarios/sync';
 import { writeScenario } from './scenarios/write';
 import { evaluateTargets } from './targets';
 
-const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart', 'gpodder', 'sync'] as const;
+const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart', 'gpodder', 'sync', 'feeds'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** The settings a full run uses; a run below any of them is labelled short (`-short` in its file
@@ -36,6 +37,7 @@ const FULL = {
   gpodderClients: 16,
   gpodderSyncs: 10,
   warmupPassS: 60,
+  feeds: 10_000,
 };
 
 const positiveInt = (value: string): number => {
@@ -68,6 +70,7 @@ interface Options {
   subscriptions?: number;
   gpodderClients: number;
   gpodderSyncs: number;
+  feeds?: number;
   profile: boolean;
   set: string[];
   out?: string;
@@ -166,6 +169,11 @@ async function main(): Promise<void> {
       positiveInt,
       FULL.gpodderSyncs,
     )
+    .option(
+      '--feeds <n>',
+      'feeds: distinct feeds the resolver resolves alone, timed (default 10,000; --quick 1,000)',
+      positiveInt,
+    )
     .option('--profile', 'catchup: time applyBatch by stage (load / decide / write / commit)', false)
     .option(
       '--set <NAME=value>',
@@ -204,6 +212,7 @@ async function main(): Promise<void> {
   const warmupPassS = options.warmup ?? (quick ? writeDurationS : FULL.warmupPassS);
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
+  const feeds = options.feeds ?? (quick ? 1000 : FULL.feeds);
   const afterSince = Math.min(1000, Math.max(100, Math.round(subscriptions / 10)));
   const castlogSet = (() => {
     try {
@@ -244,6 +253,12 @@ async function main(): Promise<void> {
     ...(runs('sync') && listingDurationS < FULL.listingDurationS
       ? [`sync: listing ${listingDurationS} s per side`]
       : []),
+    ...(runs('feeds') && feeds < FULL.feeds ? [`feeds: ${feeds.toLocaleString('en-US')} feeds`] : []),
+    ...(runs('feeds') && writeRounds < FULL.writeRounds ? [`feeds: ${writeRounds} write rounds`] : []),
+    ...(runs('feeds') && writeDurationS < FULL.writeDurationS
+      ? [`feeds: ${writeDurationS} s of POSTs per condition`]
+      : []),
+    ...(runs('feeds') && warmupPassS < FULL.warmupPassS ? [`feeds: ${warmupPassS} s warm-up pass`] : []),
   ];
   // Short runs and runs with settings of their own are experiments: not committed, so they go
   // under .castlog/ (git ignores it) unless --out says otherwise.
@@ -268,6 +283,7 @@ async function main(): Promise<void> {
     gpodder_clients: options.gpodderClients,
     gpodder_syncs: options.gpodderSyncs,
     gpodder_rounds: gpodderRounds,
+    feeds,
     profile: options.profile,
     out: relative(repoRoot, out) || '.',
   };
@@ -386,6 +402,19 @@ async function main(): Promise<void> {
             listingConcurrency: options.listingConcurrency,
             listingDurationMs: listingDurationS * 1000,
             listingRounds: otherRounds,
+            castlogSettings: castlogSet,
+            log,
+          }),
+        );
+      } else if (scenario === 'feeds') {
+        outcomes.push(
+          await feedsScenario(infra, {
+            feeds,
+            concurrency: options.concurrency,
+            durationMs: writeDurationS * 1000,
+            warmupMs,
+            warmupPassMs: warmupPassS * 1000,
+            rounds: writeRounds,
             castlogSettings: castlogSet,
             log,
           }),

@@ -109,7 +109,7 @@ describe('the bench method', () => {
       catchup: { settings: { events: 20_000 }, throughput_ratio_vs_baseline: 0.9 },
     });
     const byId = Object.fromEntries(targets.map((target) => [target.id, target]));
-    expect(targets).toHaveLength(11);
+    expect(targets).toHaveLength(13);
     expect(byId['write.single.throughput']).toMatchObject({
       status: 'missed',
       figure: 0.61,

@@ -141,7 +141,7 @@ const added = (
 /** The baseline: plain Fastify, one route doing the same add as one set-based upsert straight into
  * PostgreSQL (match by user and feed url, else insert with a new guid), no log, no projector, no
  * authentication (the user id comes in a header). */
-async function startBaseline(
+export async function startBaseline(
   databaseUrl: string,
   poolSize: number,
 ): Promise<{ port: number; close(): Promise<void> }> {
