@@ -144,7 +144,6 @@ describe('feeds known by name', () => {
         remove: [],
       });
       expect(upload.status).toBe(200);
-      const since = upload.body.timestamp as number;
 
       const feedUrls = async () => {
         const listed = await opa.get('/v1/subscriptions?per_page=100');
@@ -175,7 +174,8 @@ describe('feeds known by name', () => {
       expect(change?.data).toMatchObject({ feed_url: syncedHome });
       expect(change?.data.unsubscribed_at ?? null).toBeNull();
       // gpodder.net: the new URL added and the old removed, so every app follows the move.
-      const download = await gpodder.get(`/api/2/subscriptions/${alice.name}/phone.json?since=${since}`);
+      // Any change since the account began (the moves may come before the upload is answered).
+      const download = await gpodder.get(`/api/2/subscriptions/${alice.name}/phone.json?since=1`);
       expect(download.body.add).toEqual(expect.arrayContaining([home, syncedHome, uploadedHome]));
       expect(download.body.remove).toEqual(expect.arrayContaining([moved, synced, uploaded]));
       expect(download.body.remove).not.toContain(away);

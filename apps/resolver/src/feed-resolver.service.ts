@@ -58,6 +58,7 @@ export class FeedResolverService implements OnApplicationBootstrap, OnModuleDest
         fetchTimeoutMs: config.FEED_FETCH_TIMEOUT,
         concurrency: config.FEED_CONCURRENCY,
         hostConcurrency: config.FEED_HOST_CONCURRENCY,
+        fetchRate: config.FEED_FETCH_RATE,
       },
       {
         catalog: this.catalog,

@@ -32,7 +32,11 @@ class CountingFetcher {
 
   constructor(private readonly answer: (url: string) => FetchResult) {}
 
+  /** When each fetch started (`performance.now()` ms). */
+  readonly starts: number[] = [];
+
   async fetch(url: string): Promise<FetchResult> {
+    this.starts.push(performance.now());
     const host = new URL(url).host;
     this.overall += 1;
     this.perHost.set(host, (this.perHost.get(host) ?? 0) + 1);
@@ -59,21 +63,25 @@ describe('FeedResolver', () => {
     fetchTimeoutMs: 5_000,
     concurrency: 4,
     hostConcurrency: 2,
+    fetchRate: 1000,
   };
   const rows = async (): Promise<
     { url: string; title: string | null; outcome: string | null; failures: number }[]
   > =>
     database.dataSource.query(`SELECT url, title, outcome, failures FROM castlog_feeds.feeds ORDER BY url`);
-  const resolverWith = (fetcher: CountingFetcher, lines: string[] = []) =>
-    new FeedResolver(options, {
-      catalog,
-      eventLog,
-      fetcher,
-      parse: (body) => ({ title: new TextDecoder().decode(body), episodeCount: 1 }),
-      health: new DependencyHealth(),
-      progress: new ResolverProgress(),
-      log: (level, message) => lines.push(`${level}: ${message}`),
-    });
+  const resolverWith = (fetcher: CountingFetcher, lines: string[] = [], fetchRate = options.fetchRate) =>
+    new FeedResolver(
+      { ...options, fetchRate },
+      {
+        catalog,
+        eventLog,
+        fetcher,
+        parse: (body) => ({ title: new TextDecoder().decode(body), episodeCount: 1 }),
+        health: new DependencyHealth(),
+        progress: new ResolverProgress(),
+        log: (level, message) => lines.push(`${level}: ${message}`),
+      },
+    );
 
   beforeAll(async () => {
     const url = await createTestDatabase('feed_resolver');
@@ -203,5 +211,24 @@ describe('FeedResolver', () => {
     expect(lines).toContain(
       'warn: feed https://ping.example/rss and https://pong.example/rss each say the other is their new home; neither move is made',
     );
+  });
+
+  it('starts fetches no closer together than FEED_FETCH_RATE allows', async () => {
+    const urls = Array.from({ length: 8 }, (_, i) => `https://paced${i}.example/rss`);
+    await eventLog.append([envelopeOf(added(`user-${randomUUID()}`, urls), 'r5')]);
+    const fetcher = new CountingFetcher((url) => ({ kind: 'fetched', body: new TextEncoder().encode(url) }));
+    const resolver = resolverWith(fetcher, [], 20);
+    await resolver.start();
+    try {
+      await poll('every paced feed fetched', async () =>
+        fetcher.fetched.length === urls.length ? true : undefined,
+      );
+    } finally {
+      await resolver.stop();
+    }
+    // 20 a second: the n-th start at least n × 50 ms after the first (a start delayed by a busy
+    // thread leaves the next one less of a gap, not an earlier place; a timer may fire 1 ms early).
+    const first = fetcher.starts[0] as number;
+    fetcher.starts.forEach((start, n) => expect(start - first).toBeGreaterThanOrEqual(n * 50 - 1));
   });
 });

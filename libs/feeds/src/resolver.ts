@@ -1,6 +1,7 @@
 import { FeedMoveCause, FeedMoved, keysOf, normalizeFeedUrl } from '@castlog/domain';
 import { envelopeOf, EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { DependencyHealth, LogFn, messageOf, pause, retry, Wakeup } from '@castlog/supervision';
 import pLimit from 'p-limit';
 import { DueFeed, FeedCatalog, FetchRecord } from './catalog/feed-catalog';
@@ -18,6 +19,9 @@ export interface ResolverOptions {
   /** Fetches in flight at once, and at once to one host. */
   readonly concurrency: number;
   readonly hostConcurrency: number;
+  /** Fetches started a second, at most: the resolver is background work, and in the embedded
+   * process it shares the API's thread, whose answers its bursts would slow. */
+  readonly fetchRate: number;
 }
 
 export interface ResolverDependencies {
@@ -125,6 +129,8 @@ export class FeedResolver {
   private consumer?: RunningConsumer;
   private loops: Promise<void>[] = [];
   private fetchedSinceReport = 0;
+  /** When the next fetch may start (`performance.now()` ms). */
+  private nextStartMs = 0;
 
   constructor(
     private readonly options: ResolverOptions,
@@ -166,14 +172,15 @@ export class FeedResolver {
   }
 
   /** Claims due feeds while fetches have room (twice the concurrency, so that per-host queues stay
-   * fed), and waits for a fetch to end, a feed to be learned, or the next poll. */
+   * fed; claimed once half of it is free, so one claim serves many fetches), and waits for a fetch
+   * to end, a feed to be learned, or the next poll. */
   private async fetchLoop(signal: AbortSignal): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     const pollMs = Math.min(30_000, this.options.refreshIntervalMs);
     while (!signal.aborted) {
       const room = this.options.concurrency * 2 - inFlight.size;
-      const claimed = room > 0 ? await this.claim(room, signal) : [];
-      if (room > 0 && claimed.length === 0) this.deps.progress.progressed(this.now());
+      const claimed = room >= this.options.concurrency ? await this.claim(room, signal) : [];
+      if (room >= this.options.concurrency && claimed.length === 0) this.deps.progress.progressed(this.now());
       for (const feed of claimed) {
         const running: Promise<void> = this.schedule(feed, signal).finally(() => {
           inFlight.delete(running);
@@ -181,13 +188,14 @@ export class FeedResolver {
         });
         inFlight.add(running);
       }
-      if (room <= 0 || claimed.length < room) await this.wakeup.wait(pollMs, signal);
+      if (room < this.options.concurrency || claimed.length < room) await this.wakeup.wait(pollMs, signal);
     }
   }
 
   private async claim(limit: number, signal: AbortSignal): Promise<DueFeed[]> {
     // A claim is leased for as long as the feeds claimed with it may wait and fetch.
-    const leaseMs = this.options.fetchTimeoutMs * (this.options.concurrency + 2);
+    const { fetchTimeoutMs, concurrency, fetchRate } = this.options;
+    const leaseMs = fetchTimeoutMs * (concurrency + 2) + ((2 * concurrency) / fetchRate) * 1000;
     const claimed = await retry(() => this.deps.catalog.claimDue(this.now(), limit, leaseMs), {
       signal,
       maxMs: 30_000,
@@ -206,11 +214,21 @@ export class FeedResolver {
       this.hosts.set(host, perHost);
     }
     const limit = perHost;
-    return limit(() => this.overall(() => (signal.aborted ? undefined : this.resolve(feed, signal)))).finally(
-      () => {
-        if (limit.activeCount === 0 && limit.pendingCount === 0) this.hosts.delete(host);
-      },
-    );
+    const paced = async () => {
+      await this.pace(signal);
+      if (!signal.aborted) await this.resolve(feed, signal);
+    };
+    return limit(() => this.overall(paced)).finally(() => {
+      if (limit.activeCount === 0 && limit.pendingCount === 0) this.hosts.delete(host);
+    });
+  }
+
+  /** Waits until the next fetch may start: starts are `1000 / fetchRate` ms apart. */
+  private async pace(signal: AbortSignal): Promise<void> {
+    const nowMs = performance.now();
+    const startMs = Math.max(nowMs, this.nextStartMs);
+    this.nextStartMs = startMs + 1000 / this.options.fetchRate;
+    if (startMs > nowMs) await pause(startMs - nowMs, signal);
   }
 
   private async resolve(feed: DueFeed, signal: AbortSignal): Promise<void> {
