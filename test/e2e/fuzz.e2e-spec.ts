@@ -41,10 +41,11 @@ import { CastlogUnderTest, EventLogKind, startCastlog, TestUser } from '../suppo
  *
  * The gpodder.net face (/api/2/… and the simple API) gets the same, with its own rules: 400 for
  * input that fails validation (device ids outside the pattern, a `since` that is not a
- * non-negative integer, bodies of the wrong shape, one URL added and removed), 401 for a path
- * naming another user, bodies read whatever their Content-Type, gpodder.net's empty 200s, and 2xx
- * bodies the apps can parse (integer timestamps, lists of URLs, update_urls pairs, actions in
- * gpodder's format). Carol is written only through that face, with uploads and simple-API PUTs in
+ * non-negative integer, bodies of the wrong shape, one URL added and removed, settings out of
+ * bounds or a scope without its parameters), 401 for a path naming another user, bodies read
+ * whatever their Content-Type, gpodder.net's empty 200s, and 2xx bodies the apps can parse (integer
+ * timestamps, lists of URLs, update_urls pairs, actions in gpodder's format, a scope's settings with
+ * what a change set and without what it removed). Carol is written only through that face, with uploads and simple-API PUTs in
  * several spellings of a few feeds: after every request a client that downloads with the
  * timestamp it got last holds exactly the subscription list a model of the contract's rules says
  * (test/fuzz/gpodder-model.ts), and at the end the download, the simple API and /v1 all list it.
@@ -222,7 +223,7 @@ describe.each<EventLogKind>(['kafka', 'postgres'])('HTTP fuzzing (%s log)', (log
     await fc.assert(fc.asyncProperty(unknownPlans, exercise), params(150));
   }, 240_000);
 
-  it('the gpodder.net face: /api/2/auth, devices, subscriptions, sync-devices, episodes, and the simple API', async () => {
+  it('the gpodder.net face: /api/2/auth, devices, subscriptions, sync-devices, episodes, settings, and the simple API', async () => {
     await fc.assert(fc.asyncProperty(gpodderPlans, exercise), params(200));
   }, 240_000);
 

@@ -53,6 +53,8 @@ describe('GPODDER_API=off', () => {
       ['GET', `/api/2/sync-devices/${alice.name}.json`],
       ['GET', `/api/2/episodes/${alice.name}.json`],
       ['POST', `/api/2/episodes/${alice.name}.json`],
+      ['GET', `/api/2/settings/${alice.name}/account.json`],
+      ['POST', `/api/2/settings/${alice.name}/device.json?device=phone`],
       ['GET', `/subscriptions/${alice.name}.opml`],
       ['GET', `/subscriptions/${alice.name}/phone.txt`],
       ['PUT', `/subscriptions/${alice.name}/phone.json`],

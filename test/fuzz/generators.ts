@@ -53,6 +53,8 @@ export type GpodderRoute =
   | 'gp-sync-post'
   | 'gp-episodes'
   | 'gp-episodes-post'
+  | 'gp-settings'
+  | 'gp-settings-post'
   | 'simple-get'
   | 'simple-put';
 
@@ -1393,6 +1395,135 @@ const syncJson: fc.Arbitrary<unknown> = fc.oneof(
   anyJson,
 );
 
+/** The setting keys a valid change sets or removes: too few for a scope ever to hold more than a
+ * scope may (100), so a change of these keys alone answers 200. */
+export const SETTING_KEYS = ['public_subscriptions', 'auto_flattr', 'is_favorite', 'x', '10', 'clé', 'a.b'];
+const settingValue = fc.oneof(
+  { weight: 8, arbitrary: anyJson },
+  { weight: 1, arbitrary: fc.integer({ min: 16_300, max: 17_000 }).map((n) => 'v'.repeat(n)) },
+);
+const settingsJson: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      {
+        set: fc.dictionary(fc.constantFrom(...SETTING_KEYS), settingValue, { maxKeys: 4 }),
+        remove: fc.array(fc.constantFrom(...SETTING_KEYS), { maxLength: 3 }),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: withExtras(
+      fc.record(
+        {
+          set: fc.oneof(
+            fc.dictionary(fc.oneof(nastyString, fc.string()), anyJson, { maxKeys: 4 }),
+            wrongType,
+          ),
+          remove: fc.oneof(fc.array(fc.oneof(nastyString, wrongType), { maxLength: 3 }), wrongType),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(101, 150).map((n) => ({
+      set: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])),
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(101, 300)
+      .map((n) => ({ remove: Array.from({ length: n }, (_, i) => `k${i}`) })),
+  },
+  { weight: 1, arbitrary: fc.constantFrom(256, 2000).map((n) => ({ set: { ['k'.repeat(n)]: 1 } })) },
+  { weight: 1, arbitrary: anyJson },
+);
+
+/** A setting key the service takes: a string of 1 to 255 characters (code points), not `__proto__`. */
+const settingKeyOk = (key: unknown) =>
+  typeof key === 'string' && key !== '' && key !== '__proto__' && [...key].length <= 255;
+
+/** `{set: {key: any JSON}, remove: [key]}`, either left out: at most 100 keys in each, keys of 1 to
+ * 255 characters, values of at most 16 KiB of JSON. Valid only with SETTING_KEYS (others may fill a
+ * scope, whose 101st key is refused). */
+export function settingsValidity(value: unknown): Validity {
+  if (!isObject(value)) return 'invalid';
+  const { set = {}, remove = [] } = value;
+  if (!isObject(set) || !Array.isArray(remove)) return 'invalid';
+  const entries = Object.entries(set);
+  if (entries.length > 100 || remove.length > 100) return 'invalid';
+  if (![...entries.map(([key]) => key), ...remove].every(settingKeyOk)) return 'invalid';
+  if (entries.some(([, item]) => Buffer.byteLength(JSON.stringify(item)) > 16 * 1024)) return 'invalid';
+  return [...entries.map(([key]) => key), ...remove].every((key) => SETTING_KEYS.includes(key as string))
+    ? 'valid'
+    : 'unsure';
+}
+
+type ScopeName = 'account' | 'device' | 'podcast' | 'episode';
+
+/** A settings scope's path and query: the scope (sometimes one that is no route), its parameters
+ * given once, left out, repeated or invalid, and parameters it does not take (ignored). */
+const settingsTarget: fc.Arbitrary<{ rest: string; clean: boolean; validity: Validity }> = fc
+  .record({
+    scope: fc.oneof(
+      { weight: 12, arbitrary: fc.constantFrom<ScopeName>('account', 'device', 'podcast', 'episode') },
+      { weight: 1, arbitrary: fc.constantFrom('user', 'Account', 'devices', 'account.json', '') },
+    ),
+    device: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('phone', 'laptop', 'a.b', '_', 'A_B-c.9') },
+      { weight: 1, arbitrary: fc.constantFrom('', 'with space', 'd'.repeat(65), 'ünï', 'a/b') },
+    ),
+    podcast: fc.oneof(
+      { weight: 6, arbitrary: plausibleFeedUrl },
+      { weight: 1, arbitrary: fc.constantFrom('', 'x'.repeat(2049)) },
+      { weight: 1, arbitrary: nastyString },
+    ),
+    episode: fc.oneof(
+      { weight: 6, arbitrary: plausibleFeedUrl.map((url) => `${url}#episode`) },
+      { weight: 1, arbitrary: fc.constantFrom('', 'e'.repeat(2049)) },
+    ),
+    given: fc.constantFrom('once', 'once', 'once', 'once', 'once', 'missing', 'twice'),
+  })
+  .map(({ scope, device, podcast, episode, given }) => {
+    const pairs: [string, string][] = [];
+    const param = (name: string, text: string) => {
+      if (given !== 'missing') pairs.push([name, text]);
+      if (given === 'twice') pairs.push([name, text]);
+    };
+    const urlValidity = (text: string): Validity =>
+      text === '' || text.length > 2048 ? 'invalid' : storable(text) ? 'valid' : 'unsure';
+    let validity: Validity = given === 'once' ? 'valid' : 'invalid';
+    switch (scope) {
+      case 'account':
+        // Parameters it does not take are ignored, however often given.
+        pairs.push(['device', device]);
+        validity = 'valid';
+        break;
+      case 'device':
+        param('device', device);
+        if (!isDeviceId(device)) validity = 'invalid';
+        break;
+      case 'podcast':
+        param('podcast', podcast);
+        validity = judged(validity, urlValidity(podcast));
+        break;
+      case 'episode':
+        param('podcast', podcast);
+        param('episode', episode);
+        validity = judged(validity, urlValidity(podcast), urlValidity(episode));
+        break;
+      default:
+        validity = 'unsure';
+    }
+    const known = ['account', 'device', 'podcast', 'episode'].includes(scope);
+    return { rest: `/${scope}.json${query(pairs)}`, clean: known, validity };
+  });
+
 /** Feed URLs for simple-API lists, and a list written in the path's format. */
 const simpleList = fc.array(
   fc.oneof(
@@ -1551,6 +1682,8 @@ const gpodderRequest = (parts: GpodderParts): Plan => {
     'gp-sync-post': '/api/2/sync-devices/',
     'gp-episodes': '/api/2/episodes/',
     'gp-episodes-post': '/api/2/episodes/',
+    'gp-settings': '/api/2/settings/',
+    'gp-settings-post': '/api/2/settings/',
     'simple-get': '/subscriptions/',
     'simple-put': '/subscriptions/',
   };
@@ -1863,6 +1996,49 @@ export const gpodderPlansFor = (withSession: boolean): fc.Arbitrary<Plan> =>
             clean: device.clean && isFormat(format),
             validity: routedDevice(device, format),
             answering: 'empty',
+            body,
+            contentType,
+          }),
+        ),
+    },
+    {
+      weight: 3,
+      arbitrary: withUser(gpodderAuth(withSession, true), () =>
+        fc.tuple(settingsTarget, gpMethod('GET')),
+      ).map(([auth, user, [target, method], headers]) =>
+        gpodderRequest({
+          route: 'gp-settings',
+          method,
+          auth,
+          headers,
+          user,
+          rest: target.rest,
+          clean: target.clean,
+          validity: target.validity,
+          answering: 'json',
+        }),
+      ),
+    },
+    {
+      weight: 4,
+      arbitrary: fc
+        .tuple(
+          withUser(gpodderAuth(withSession), () =>
+            fc.tuple(settingsTarget, gpodderBody(settingsJson, settingsValidity)),
+          ),
+          gpodderContentType,
+        )
+        .map(([[auth, user, [target, body], headers], contentType]) =>
+          gpodderRequest({
+            route: 'gp-settings-post',
+            method: 'POST',
+            auth,
+            headers,
+            user,
+            rest: target.rest,
+            clean: target.clean,
+            validity: target.validity,
+            answering: 'json',
             body,
             contentType,
           }),

@@ -1,5 +1,6 @@
 import { checkFeedUrl, DEVICE_TYPES, EPISODE_ACTION_KINDS, isDeviceId } from '@castlog/domain';
 import { METHODS as STATUS_METHODS } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import {
   BODY_LIMIT,
   GpodderRoute,
@@ -116,6 +117,14 @@ const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: Re
   'gp-sync-post': { method: 'POST', pattern: /^\/api\/2\/sync-devices\/[^/]+\.json$/ },
   'gp-episodes': { method: 'GET', pattern: /^\/api\/2\/episodes\/[^/]+\.json$/ },
   'gp-episodes-post': { method: 'POST', pattern: /^\/api\/2\/episodes\/[^/]+\.json$/ },
+  'gp-settings': {
+    method: 'GET',
+    pattern: /^\/api\/2\/settings\/[^/]+\/(?:account|device|podcast|episode)\.json$/,
+  },
+  'gp-settings-post': {
+    method: 'POST',
+    pattern: /^\/api\/2\/settings\/[^/]+\/(?:account|device|podcast|episode)\.json$/,
+  },
   'simple-get': { method: 'GET', pattern: /^\/subscriptions\/[^/]+(?:\/[^/]+)?\.(?:json|opml|txt)$/ },
   'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.(?:json|opml|txt)$/ },
 };
@@ -131,6 +140,7 @@ const PARAMETER_PATHS: ReadonlyMap<string, 400 | 405> = new Map([
   ['/api/2/auth/', 400],
   ['/api/2/devices/', 400],
   ['/api/2/episodes/', 400],
+  ['/api/2/settings/', 400],
   ['/api/2/subscriptions/', 400],
   ['/api/2/sync-devices/', 400],
   ['/subscriptions/', 400],
@@ -446,6 +456,15 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
       if (bob && body.actions.length > 0) fail("another user's actions are visible");
       break;
     }
+    case 'gp-settings':
+    case 'gp-settings-post': {
+      if (!isObjectBody(body) || Object.keys(body).length > 100)
+        fail("not a scope's settings: an object of at most 100 keys");
+      if (bob && Object.keys(body).length > 0) fail("another user's settings are visible");
+      if (plan.route === 'gp-settings-post' && plan.input === 'valid' && typeof plan.body === 'string')
+        checkSettingsAnswer(JSON.parse(materialize(plan.body, world)), body, fail);
+      break;
+    }
     case 'simple-get':
       if (plan.answering === 'json') {
         if (!isStrings(body)) fail('not a list of URLs');
@@ -455,6 +474,23 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
     default:
       break;
   }
+}
+
+const isObjectBody = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A valid settings change answers the scope after it: every key set and not removed with the value
+ * set, no key removed. */
+function checkSettingsAnswer(
+  sent: { set?: Record<string, unknown>; remove?: string[] },
+  answered: Record<string, unknown>,
+  fail: (why: string) => never,
+): void {
+  const removed = new Set(sent.remove ?? []);
+  for (const key of removed) if (key in answered) fail(`the removed key ${JSON.stringify(key)} is still set`);
+  for (const [key, value] of Object.entries(sent.set ?? {}))
+    if (!removed.has(key) && !isDeepStrictEqual(answered[key], value))
+      fail(`the key ${JSON.stringify(key)} is not answered with the value set`);
 }
 
 /** With every bucket empty: what the rate limit lets through unanswered by a 429 — requests

@@ -6,7 +6,7 @@ import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castl
 /**
  * A real client: gPodder's client library mygpoclient (Debian's python3-mygpoclient, for
  * /usr/bin/python3) drives castlog through a full sync — devices, subscription upload and download
- * with since, a second device, episode actions, the simple API, refusals — with its own classes
+ * with since, a second device, episode actions, settings, the simple API, refusals — with its own classes
  * (test/mygpoclient/sync.py, which asserts what mygpoclient's callers rely on and prints a JSON line
  * per step). This spec starts castlog, creates the user, runs the script, and checks its output and
  * the state it left through the other face, /v1.
@@ -60,7 +60,7 @@ if (!gpodderInstalled)
   beforeAll(async () => (app = await startCastlog()));
   afterAll(() => app?.close());
 
-  it('syncs devices, subscriptions, episode actions and the simple API, and leaves the state /v1 shows', async () => {
+  it('syncs devices, subscriptions, episode actions, settings and the simple API, and leaves the state /v1 shows', async () => {
     const user = await app.freshUser();
     const run = await runSync(app.url, user);
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
@@ -83,6 +83,9 @@ if (!gpodderInstalled)
       'download_episode_actions',
       'download_episode_actions',
       'download_episode_actions',
+      'settings',
+      'settings',
+      'settings',
       'challenges',
       'simple',
       'pull_subscriptions',
@@ -98,6 +101,11 @@ if (!gpodderInstalled)
       client: 'MygPodderClient',
       count: 1,
     });
+    expect(steps.filter((step) => step.step === 'settings')).toEqual([
+      { step: 'settings', scope: 'account', keys: ['auto_flattr', 'public_subscriptions'] },
+      { step: 'settings', scopes: ['device', 'podcast', 'episode'] },
+      { step: 'settings', bad_request: true },
+    ]);
     const done = steps.at(-1) as unknown as { feeds: string[] };
     expect(done.feeds).toHaveLength(2);
 

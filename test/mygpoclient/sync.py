@@ -144,6 +144,34 @@ since_last = client.download_episode_actions(downloaded.since)
 assert action_dict(later) in [action_dict(a) for a in since_last.actions], since_last.actions
 report('download_episode_actions', since=downloaded.since, sees_the_later_action=True)
 
+# Settings, through mygpoclient's own calls: each scope its own, set then remove, as gpodder.net.
+assert client.get_settings('account') == {}
+account = client.set_settings('account', None, None, {'public_subscriptions': False, 'flattr_token': 'abc'})
+assert account == {'public_subscriptions': False, 'flattr_token': 'abc'}, account
+account = client.set_settings('account', None, None, {'auto_flattr': True}, ['flattr_token'])
+assert account == {'public_subscriptions': False, 'auto_flattr': True}, account
+assert client.get_settings('account') == account
+report('settings', scope='account', keys=sorted(account))
+
+EPISODE = A.replace('feed.xml', 'e1.mp3?source=rss&t=1')
+device = client.set_settings('device', DESKTOP, None, {'interval': 30, 'nested': {'a': [1, None]}})
+assert device == {'interval': 30, 'nested': {'a': [1, None]}}, device
+assert client.get_settings('device', DESKTOP) == device
+assert client.get_settings('device', LAPTOP) == {}
+assert client.set_settings('podcast', A, None, {'public_subscription': False}) == {'public_subscription': False}
+assert client.set_settings('episode', A, EPISODE, {'is_favorite': True}) == {'is_favorite': True}
+assert client.get_settings('podcast', A) == {'public_subscription': False}
+assert client.get_settings('episode', A, EPISODE) == {'is_favorite': True}
+assert client.get_settings('podcast', C) == {}
+# A key both set and removed in one change ends removed.
+assert client.set_settings('podcast', A, None, {'x': 1}, ['x']) == {'public_subscription': False}
+report('settings', scopes=['device', 'podcast', 'episode'])
+
+# Out of castlog's bounds (a value of more than 16 KiB of JSON): 400, raised as BadRequest.
+assert raises(http.BadRequest, lambda: client.set_settings('account', None, None, {'big': 'x' * 20000}))
+assert client.get_settings('account') == account
+report('settings', bad_request=True)
+
 assert challenges(client) == 1, challenges(client)
 report('challenges', client='MygPodderClient', count=challenges(client))
 

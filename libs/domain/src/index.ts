@@ -12,6 +12,15 @@ export { latestGuid, resolveSubscription } from './subscriptions/resolve';
 export * from './subscriptions/subscription.decider';
 export { conflictingUrl } from './gpodder/upload.slice';
 export { DEVICE_ID, isDeviceId, toGpodderTime, toUnixSeconds } from './gpodder/device';
+export {
+  MAX_SCOPE_URL_LENGTH,
+  MAX_SETTING_KEY_LENGTH,
+  MAX_SETTING_VALUE_BYTES,
+  MAX_SETTINGS_KEYS,
+  settingKeyRefusal,
+  settingsRequestRefusal,
+  settingsScopeIdOf,
+} from './gpodder/settings';
 export * from './sync/ids';
 export { SYNC_REASONS, MAX_AHEAD, MAX_SYNC_ACTIONS } from './sync/sync-action';
 export { entityOf } from './sync/sync-view';

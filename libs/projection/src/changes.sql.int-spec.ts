@@ -1,4 +1,14 @@
-import { Change, Deletion, Device, EpisodeAction, SeenAction, Subscription, syncIdOf } from '@castlog/domain';
+import {
+  Change,
+  Deletion,
+  Device,
+  EpisodeAction,
+  SeenAction,
+  SettingsScope,
+  settingsScopeIdOf,
+  Subscription,
+  syncIdOf,
+} from '@castlog/domain';
 import { Database, poolOf, Sql } from '@castlog/read-model';
 import { openDatabaseAt } from '@castlog/runtime';
 import { createTestDatabase } from '../../../test/support/databases';
@@ -636,6 +646,76 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
         expect.objectContaining({ action_id: A1, status: 'ignored' }),
       ]);
       expect(await actionsSeen(user)).toEqual(first);
+    });
+  });
+
+  describe('gpodder.net settings', () => {
+    const settingsSaved = (scope: SettingsScope, values: Record<string, unknown>, userId = U): Change => ({
+      kind: 'SettingsSaved',
+      settings: { userId, scopeId: settingsScopeIdOf(scope), scope, values },
+    });
+    const stored = (user: string) =>
+      sql.query(
+        `SELECT scope_id, scope, device, podcast, episode, settings FROM castlog.gpodder_settings
+          WHERE user_id = $1 ORDER BY scope, device, podcast, episode`,
+        [user],
+      );
+    const ACCOUNT: SettingsScope = { kind: 'account' };
+    const EPISODE: SettingsScope = {
+      kind: 'episode',
+      podcast: 'https://a.example/rss',
+      episode: 'https://a.example/1.mp3',
+    };
+
+    it('maps the settings saved to a statement of their own', () => {
+      expect(changeWrites(SCHEMA, [settingsSaved(ACCOUNT, {}), clock(T1)]).map((w) => w.name)).toEqual([
+        'clocks_written',
+        'settings_written',
+      ]);
+    });
+
+    it("writes each scope's row whole, with its parts, the last of a scope in a batch, replacing the row stored before", async () => {
+      const user = 'user-settings';
+      const values = { a: [1, 'two', { three: null }], 'é "quoted"': true, n: 1.5 };
+      await writeChanges(sql, SCHEMA, [
+        settingsSaved(ACCOUNT, { a: 1 }, user),
+        settingsSaved(EPISODE, values, user),
+        settingsSaved({ kind: 'device', deviceId: 'phone' }, { b: 2 }, user),
+        settingsSaved(ACCOUNT, { a: 2, c: 3 }, user),
+        clock(T1, user),
+      ]);
+      expect(await stored(user)).toEqual([
+        {
+          scope_id: settingsScopeIdOf(ACCOUNT),
+          scope: 'account',
+          device: null,
+          podcast: null,
+          episode: null,
+          settings: { a: 2, c: 3 },
+        },
+        {
+          scope_id: settingsScopeIdOf({ kind: 'device', deviceId: 'phone' }),
+          scope: 'device',
+          device: 'phone',
+          podcast: null,
+          episode: null,
+          settings: { b: 2 },
+        },
+        {
+          scope_id: settingsScopeIdOf(EPISODE),
+          scope: 'episode',
+          device: null,
+          podcast: 'https://a.example/rss',
+          episode: 'https://a.example/1.mp3',
+          settings: values,
+        },
+      ]);
+      await writeChanges(sql, SCHEMA, [settingsSaved(ACCOUNT, {}, user), clock(T2, user)]);
+      expect((await stored(user))[0]).toEqual(expect.objectContaining({ scope: 'account', settings: {} }));
+      // The same scope of another user is that user's.
+      await writeChanges(sql, SCHEMA, [settingsSaved(ACCOUNT, { other: true }, `${user}-2`)]);
+      expect(await stored(`${user}-2`)).toEqual([expect.objectContaining({ settings: { other: true } })]);
+      expect((await stored(user)).length).toBe(3);
     });
   });
 });

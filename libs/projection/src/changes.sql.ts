@@ -5,6 +5,7 @@ import {
   Instant,
   Micros,
   RequestOutcome,
+  ScopeSettings,
   SeenAction,
   Subscription,
 } from '@castlog/domain';
@@ -83,6 +84,7 @@ interface BatchRows {
   readonly devices: Map<string, Device>;
   readonly actionUploads: EpisodeActionsRecorded[];
   readonly seenActions: Map<string, SeenAction>;
+  readonly settings: Map<string, ScopeSettings>;
 }
 
 /** A user's clocks after the batch: each the greatest a change of it gave (0 for a sync clock no
@@ -113,6 +115,7 @@ function batchRows(changes: readonly Change[]): BatchRows {
     devices: new Map(),
     actionUploads: [],
     seenActions: new Map(),
+    settings: new Map(),
   };
   for (const change of changes) {
     switch (change.kind) {
@@ -150,6 +153,9 @@ function batchRows(changes: readonly Change[]): BatchRows {
         break;
       case 'EpisodeActionsRecorded':
         rows.actionUploads.push(change);
+        break;
+      case 'SettingsSaved':
+        rows.settings.set(userKey(change.settings.userId, change.settings.scopeId), change.settings);
         break;
       default: {
         const never: never = change;
@@ -292,6 +298,30 @@ const devicesWrite = (s: string, devs: readonly Device[]): Write => ({
         ON CONFLICT (user_id, id) DO UPDATE SET caption = EXCLUDED.caption, type = EXCLUDED.type`,
 });
 
+/** Settings rows are whole: the scope's every key. They go as one JSON document, as the outcomes do
+ * (`outcomeWrites`): each scope's values are JSON themselves. */
+const settingsWrite = (s: string, scopes: readonly ScopeSettings[]): Write => {
+  const rows = JSON.stringify(
+    scopes.map(({ userId, scopeId, scope, values }) => ({
+      user_id: userId,
+      scope_id: scopeId,
+      scope: scope.kind,
+      device: scope.kind === 'device' ? scope.deviceId : null,
+      podcast: scope.kind === 'podcast' || scope.kind === 'episode' ? scope.podcast : null,
+      episode: scope.kind === 'episode' ? scope.episode : null,
+      settings: values,
+    })),
+  );
+  return {
+    name: 'settings_written',
+    text: (p) => `
+        INSERT INTO ${s}.gpodder_settings (user_id, scope_id, scope, device, podcast, episode, settings)
+        SELECT * FROM jsonb_to_recordset(${p(rows)}::jsonb)
+          AS r(user_id text, scope_id uuid, scope text, device text, podcast text, episode text, settings jsonb)
+        ON CONFLICT (user_id, scope_id) DO UPDATE SET settings = EXCLUDED.settings`,
+  };
+};
+
 /** Episode actions are only ever added: an upload's rows are keyed by its sequence and their order. */
 function episodeActionsWrite(s: string, uploads: readonly EpisodeActionsRecorded[]): Write | undefined {
   const actions = uploads.flatMap((upload) =>
@@ -338,6 +368,8 @@ export function changeWrites(schema: string, changes: readonly Change[]): Write[
   if (actions) writes.push(actions);
   const seen = [...rows.seenActions.values()];
   if (seen.length > 0) writes.push(seenActionsWrite(s, seen));
+  const settings = [...rows.settings.values()];
+  if (settings.length > 0) writes.push(settingsWrite(s, settings));
   return writes;
 }
 

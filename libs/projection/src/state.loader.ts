@@ -6,7 +6,10 @@ import {
   DeviceType,
   GuidEntry,
   initialState,
+  ScopeSettings,
   SeenAction,
+  SettingsScope,
+  SettingsScopeKind,
   Subscription,
   SyncStatus,
   UserSubscriptions,
@@ -163,6 +166,16 @@ interface SeenActionRow {
   subscription_id: string | null;
 }
 
+interface SettingsRow {
+  user_id: string;
+  scope_id: string;
+  scope: SettingsScopeKind;
+  device: string | null;
+  podcast: string | null;
+  episode: string | null;
+  settings: Record<string, unknown>;
+}
+
 /** What `readChains` reads. */
 interface ChainRows {
   readonly guidRows: readonly GuidRow[];
@@ -175,6 +188,7 @@ interface NamedRows {
   readonly deletionRows: readonly DeletionRow[];
   readonly deviceRows: readonly DeviceRow[];
   readonly seenRows: readonly SeenActionRow[];
+  readonly settingsRows: readonly SettingsRow[];
 }
 
 const key = (userId: string, id: string) => `${userId}\u0000${id}`;
@@ -220,8 +234,8 @@ async function readChains(
 }
 
 /** The deletions named and those attached to the subscriptions read, each of its own user, the
- * devices named and the sync actions named that were seen before; again each query only when it has
- * keys. */
+ * devices named, the sync actions named that were seen before and the settings scopes named that
+ * hold settings; again each query only when it has keys. */
 async function readNamed(
   sql: Sql,
   s: string,
@@ -254,7 +268,13 @@ async function readNamed(
        FROM unnest($1::text[], $2::uuid[]) AS k(user_id, action_id)
        JOIN ${s}.sync_actions a ON a.user_id = k.user_id AND a.action_id = k.action_id`,
   );
-  return { deletionRows, deviceRows, seenRows };
+  const settingsRows = await byKeys<SettingsRow>(
+    keys.settingsScopes,
+    `SELECT g.user_id, g.scope_id, g.scope, g.device, g.podcast, g.episode, g.settings
+       FROM unnest($1::text[], $2::uuid[]) AS k(user_id, scope_id)
+       JOIN ${s}.gpodder_settings g ON g.user_id = k.user_id AND g.scope_id = k.scope_id`,
+  );
+  return { deletionRows, deviceRows, seenRows, settingsRows };
 }
 
 /** The rows read, grouped for assembling the states: by user, and the chains by subscription. */
@@ -267,6 +287,7 @@ interface StateRows {
   readonly deletionsOf: ReadonlyMap<string, DeletionRow[]>;
   readonly devicesOf: ReadonlyMap<string, DeviceRow[]>;
   readonly seenOf: ReadonlyMap<string, SeenActionRow[]>;
+  readonly settingsOf: ReadonlyMap<string, SettingsRow[]>;
 }
 
 function groupStateRows(
@@ -297,6 +318,7 @@ function groupStateRows(
     deletionsOf: groupBy(others.deletionRows, (row) => row.user_id),
     devicesOf: groupBy(others.deviceRows, (row) => row.user_id),
     seenOf: groupBy(others.seenRows, (row) => row.user_id),
+    settingsOf: groupBy(others.settingsRows, (row) => row.user_id),
   };
 }
 
@@ -352,6 +374,27 @@ function addSubscription(
   bySyncId.set(row.sync_id, row.id);
 }
 
+/** A settings scope as its row holds it (the parts its kind has, each stored non-null). */
+const scopeOf = (row: SettingsRow): SettingsScope => {
+  switch (row.scope) {
+    case 'account':
+      return { kind: 'account' };
+    case 'device':
+      return { kind: 'device', deviceId: row.device as string };
+    case 'podcast':
+      return { kind: 'podcast', podcast: row.podcast as string };
+    case 'episode':
+      return { kind: 'episode', podcast: row.podcast as string, episode: row.episode as string };
+  }
+};
+
+const scopeSettingsOf = (userId: string, row: SettingsRow): ScopeSettings => ({
+  userId,
+  scopeId: row.scope_id,
+  scope: scopeOf(row),
+  values: row.settings,
+});
+
 /** A user's state, as far as the rows read reach, at the given clocks. */
 function stateOf(userId: string, clocks: UserClocks, found: StateRows): UserSubscriptions {
   const subs = new Map<string, Subscription>();
@@ -384,6 +427,9 @@ function stateOf(userId: string, clocks: UserClocks, found: StateRows): UserSubs
       subscriptionId: row.subscription_id,
     });
   }
+  const settings = new Map(
+    (found.settingsOf.get(userId) ?? []).map((row) => [row.scope_id, scopeSettingsOf(userId, row)]),
+  );
   return {
     ...initialState(userId, clocks.lastInstant),
     subscriptions: subs,
@@ -392,6 +438,7 @@ function stateOf(userId: string, clocks: UserClocks, found: StateRows): UserSubs
     devices,
     syncClock: clocks.syncClock,
     seenActions,
+    settings,
   };
 }
 
@@ -399,8 +446,8 @@ function stateOf(userId: string, clocks: UserClocks, found: StateRows): UserSubs
  * domain, which says what that is): the subscriptions named (every one of a whole user, those of
  * the sync_ids named and those the sync actions named acted on) and those they are merged into,
  * with their guid chains, the feed_urls and sync_ids mapping to them, the deletions named or
- * attached, the devices named, the sync actions named that were seen before, and the user's
- * clocks. Callers hold the users' clock rows locked.
+ * attached, the devices named, the sync actions named that were seen before, the settings scopes
+ * named, and the user's clocks. Callers hold the users' clock rows locked.
  * It reads the tables behind the views `subscription_guids` and `subscription_feed_urls` and each
  * subscription's own first guid and creation feed_url, as those views do, one index probe a key.
  * `reached`: the rows of `reachedSubscriptionsStatement` for these keys, when the caller read them

@@ -58,6 +58,7 @@ export const COMPARED_TABLES: readonly {
   { table: 'episode_actions', key: ['user_id', 'sequence', 'ordinal'] },
   { table: 'request_outcomes', key: ['partition', 'offset'] },
   { table: 'sync_actions', key: ['user_id', 'action_id'] },
+  { table: 'gpodder_settings', key: ['user_id', 'scope_id'] },
 ];
 
 /** The read model's tables the comparison leaves out: `projection_offsets` is compared before (it

@@ -7,11 +7,13 @@ import { GpodderAuthModule } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
 import { GpodderDevicesController } from './gpodder-devices.controller';
 import { GpodderEpisodesController } from './gpodder-episodes.controller';
+import { GpodderSettingsController } from './gpodder-settings.controller';
 import { GpodderSubscriptionsController } from './gpodder-subscriptions.controller';
 import { SimpleSubscriptionsController } from './simple-subscriptions.controller';
 
 /** The gpodder.net face (CONTRACT.md, "gpodder.net API (v2) on the same log"): devices,
- * subscription and episode-action sync, the simple API, and (GpodderAuthModule) login/logout.
+ * subscription and episode-action sync, settings, the simple API, and (GpodderAuthModule)
+ * login/logout.
  * Needs AppendService from a global module and what GpodderAuthModule needs.
  *
  * With GPODDER_API off, its routes are absent: the module withdraws its own controllers and
@@ -24,6 +26,7 @@ import { SimpleSubscriptionsController } from './simple-subscriptions.controller
     GpodderDevicesController,
     GpodderSubscriptionsController,
     GpodderEpisodesController,
+    GpodderSettingsController,
     SimpleSubscriptionsController,
   ],
   providers: [

@@ -2,6 +2,7 @@ import {
   DEVICE_ID,
   DEVICE_TYPES,
   EPISODE_ACTION_KINDS,
+  MAX_SETTINGS_KEYS,
   toUnixSeconds,
   UploadedOutcome,
 } from '@castlog/domain';
@@ -133,6 +134,14 @@ export const EPISODE_ACTIONS_SCHEMA: SchemaObject = {
 };
 
 export const SIMPLE_LIST_SCHEMA: SchemaObject = urls('The subscribed feed URLs');
+
+export const SETTINGS_SCHEMA: SchemaObject = {
+  type: 'object',
+  additionalProperties: true,
+  maxProperties: MAX_SETTINGS_KEYS,
+  description: "The scope's settings: each key with its JSON value",
+  example: { public_subscriptions: false, auto_flattr: true },
+};
 
 export interface UploadResultBody {
   readonly timestamp: number;

@@ -2,6 +2,8 @@ import { MAX_UPLOAD_URLS } from '@castlog/event-log';
 import {
   parseEpisodeActions,
   parseEpisodeActionsQuery,
+  parseSettingsScope,
+  parseSettingsUpdate,
   parseSyncRequest,
   parseUpload,
 } from './gpodder.request';
@@ -54,5 +56,63 @@ describe('the gpodder.net requests', () => {
       aggregated: true,
     });
     expect(() => parseEpisodeActionsQuery({ since: ['1', '2'] })).toThrow('since must be given once');
+  });
+
+  it('read the settings scopes from their queries, each needing its parameters, once each', () => {
+    expect(parseSettingsScope('account', { device: 'ignored' })).toEqual({ kind: 'account' });
+    expect(parseSettingsScope('device', { device: 'phone', podcast: 'x' })).toEqual({
+      kind: 'device',
+      deviceId: 'phone',
+    });
+    expect(parseSettingsScope('episode', { podcast: ' p ', episode: 'e' })).toEqual({
+      kind: 'episode',
+      podcast: ' p ',
+      episode: 'e',
+    });
+    expect(() => parseSettingsScope('device', {})).toThrow('the device scope needs the device parameter');
+    expect(() => parseSettingsScope('device', { device: 'a b' })).toThrow(
+      'device must be 1 to 64 of A-Z a-z 0-9 . _ -',
+    );
+    expect(() => parseSettingsScope('episode', { podcast: 'p' })).toThrow(
+      'the episode scope needs the episode parameter',
+    );
+    expect(() => parseSettingsScope('episode', { episode: 'e' })).toThrow(
+      'the episode scope needs the podcast parameter',
+    );
+    expect(() => parseSettingsScope('podcast', { podcast: ['a', 'b'] })).toThrow(
+      'podcast must be given once',
+    );
+    expect(() => parseSettingsScope('podcast', { podcast: '' })).toThrow(
+      'podcast must be 1 to 2048 characters',
+    );
+    expect(() => parseSettingsScope('podcast', { podcast: 'x'.repeat(2049) })).toThrow(
+      'podcast must be 1 to 2048 characters',
+    );
+  });
+
+  it('check a settings change for its shape, then the number of keys, then each key, then the values', () => {
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 'x'.repeat(20_000)]));
+    expect(parseSettingsUpdate('{}')).toEqual({ set: {}, remove: [] });
+    expect(parseSettingsUpdate('{"set": {"constructor": 1, "10": 2}}')).toEqual({
+      set: { constructor: 1, '10': 2 },
+      remove: [],
+    });
+    expect(() => parseSettingsUpdate('[]')).toThrow('the body must be a JSON object');
+    expect(() => parseSettingsUpdate(JSON.stringify({ set: many, remove: 'a' }))).toThrow(
+      'remove must be a list of keys',
+    );
+    expect(() => parseSettingsUpdate(JSON.stringify({ set: [1] }))).toThrow(
+      'set must be an object of settings',
+    );
+    expect(() => parseSettingsUpdate(JSON.stringify({ set: many }))).toThrow(
+      'set must hold at most 100 keys',
+    );
+    expect(() =>
+      parseSettingsUpdate(JSON.stringify({ set: { a: 'x'.repeat(20_000) }, remove: [7] })),
+    ).toThrow('setting keys must be strings of 1 to 255 characters');
+    expect(() => parseSettingsUpdate(JSON.stringify({ set: { a: 'x'.repeat(20_000) } }))).toThrow(
+      'the value of "a" must be at most 16384 bytes of JSON',
+    );
+    expect(() => parseSettingsUpdate('{"set": {"__proto__": 1}}')).toThrow(/__proto__/);
   });
 });

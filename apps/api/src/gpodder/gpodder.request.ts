@@ -8,6 +8,12 @@ import {
   DeviceType,
   EPISODE_ACTION_KINDS,
   EpisodeAction,
+  MAX_SCOPE_URL_LENGTH,
+  MAX_SETTING_KEY_LENGTH,
+  MAX_SETTING_VALUE_BYTES,
+  MAX_SETTINGS_KEYS,
+  SettingsScope,
+  settingsRequestRefusal,
   toGpodderTime,
 } from '@castlog/domain';
 import { MAX_PLAY_SECONDS, MAX_UPLOAD_URLS, UNSTORABLE_TEXT } from '@castlog/event-log';
@@ -383,3 +389,120 @@ export const SYNC_REQUEST = z.object(
 export const parseSyncRequest = (text: string): void => {
   parseJsonBodyWith(SYNC_REQUEST, text, true);
 };
+
+/** A query parameter a settings scope needs: given exactly once, then read by `read`. */
+const scopeParameter = <T extends z.ZodType<unknown, string>>(name: string, scope: string, read: T) =>
+  z
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? `the ${scope} scope needs the ${name} parameter`
+          : `${name} must be given once`,
+    })
+    .pipe(read)
+    .meta({ ...openApiSchema(read) });
+
+/** A URL naming a podcast or an episode: kept as sent, 1 to MAX_SCOPE_URL_LENGTH characters. */
+const scopeUrl = (name: string, description: string) => {
+  const refused = says(`${name} must be 1 to ${MAX_SCOPE_URL_LENGTH} characters`);
+  return z
+    .string(refused)
+    .min(1, refused)
+    .max(MAX_SCOPE_URL_LENGTH, refused)
+    .refine(
+      (text) => !UNSTORABLE_TEXT.test(text),
+      says(`${name} must not hold U+0000 or unpaired surrogates`),
+    )
+    .meta({ description, example: 'https://example.com/feed.xml' });
+};
+
+const PODCAST_URL =
+  'The feed URL of the podcast, kept as sent (the scope is named by it, nothing is fetched)';
+
+/** The query of each settings scope (other parameters are ignored, as gpodder.net ignores them). */
+export const SETTINGS_SCOPE_QUERIES = {
+  account: z.object({}),
+  device: z.object({
+    device: scopeParameter(
+      'device',
+      'device',
+      deviceId('device').meta({
+        description: 'The device id; a device not used before is created by this request',
+        example: 'phone',
+      }),
+    ),
+  }),
+  podcast: z.object({ podcast: scopeParameter('podcast', 'podcast', scopeUrl('podcast', PODCAST_URL)) }),
+  episode: z.object({
+    podcast: scopeParameter('podcast', 'episode', scopeUrl('podcast', PODCAST_URL)),
+    episode: scopeParameter(
+      'episode',
+      'episode',
+      scopeUrl('episode', 'The media URL of the episode, kept as sent'),
+    ),
+  }),
+} as const;
+
+export type SettingsScopeKindOf = keyof typeof SETTINGS_SCOPE_QUERIES;
+
+/** The scope a settings route names, with its query. */
+export function parseSettingsScope(kind: SettingsScopeKindOf, query: Record<string, unknown>): SettingsScope {
+  switch (kind) {
+    case 'account':
+      return { kind };
+    case 'device':
+      return { kind, deviceId: parseWith(SETTINGS_SCOPE_QUERIES.device, query).device };
+    case 'podcast':
+      return { kind, podcast: parseWith(SETTINGS_SCOPE_QUERIES.podcast, query).podcast };
+    case 'episode': {
+      const { podcast, episode } = parseWith(SETTINGS_SCOPE_QUERIES.episode, query);
+      return { kind, podcast, episode };
+    }
+  }
+}
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export interface SettingsUpdate {
+  readonly set: Record<string, unknown>;
+  readonly remove: string[];
+}
+
+/** `POST /api/2/settings/{user}/{scope}.json`: `{set: {key: any JSON}, remove: [key]}`, either left
+ * out. At most MAX_SETTINGS_KEYS keys in each, keys of 1 to MAX_SETTING_KEY_LENGTH characters,
+ * values of at most MAX_SETTING_VALUE_BYTES of JSON (`settingsRequestRefusal`); the body's depth is
+ * every body's (MAX_BODY_DEPTH). */
+export const SETTINGS_UPDATE = z
+  .object(
+    {
+      // Not z.record: zod takes an object with a key `constructor` for no plain object.
+      set: checked((value) => (isJsonObject(value) ? value : undefined), 'set must be an object of settings')
+        .meta({
+          type: 'object',
+          additionalProperties: {},
+          description:
+            `Keys to set (1 to ${MAX_SETTING_KEY_LENGTH} characters, at most ${MAX_SETTINGS_KEYS}), ` +
+            `each to any JSON value of at most ${MAX_SETTING_VALUE_BYTES} bytes`,
+        })
+        .optional(),
+      remove: z
+        .array(z.unknown(), says('remove must be a list of keys'))
+        .meta({
+          items: { type: 'string' },
+          description: `Keys to remove (at most ${MAX_SETTINGS_KEYS}); a key also in set ends removed`,
+        })
+        .optional(),
+    },
+    OBJECT_BODY,
+  )
+  .meta({ example: { set: { public_subscriptions: false }, remove: ['flattr_token'] } })
+  .transform(({ set = {}, remove = [] }, context): SettingsUpdate => {
+    const refusal = settingsRequestRefusal(set, remove);
+    if (refusal === undefined) return { set, remove: remove as string[] };
+    context.addIssue({ code: 'custom', input: { set, remove }, message: refusal });
+    return z.NEVER;
+  });
+
+export const parseSettingsUpdate = (text: string): SettingsUpdate =>
+  parseJsonBodyWith(SETTINGS_UPDATE, text, false);

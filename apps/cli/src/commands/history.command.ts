@@ -8,6 +8,8 @@ import {
   normalizeGuid,
   podcastGuidOf,
   RequestOutcome,
+  SettingsScope,
+  SettingsUpdateRequested,
   SyncResult,
   toIso,
 } from '@castlog/domain';
@@ -215,6 +217,7 @@ async function subscriptionFilter(
         return deletionIds.has(event.deletionId);
       case 'DeviceUpdateRequested':
       case 'EpisodeActionsUploaded':
+      case 'SettingsUpdateRequested':
         return false;
       case 'GpodderUploadRequested':
         // A replacing upload (simple-API PUT) can unsubscribe any subscription of the user (one
@@ -301,6 +304,37 @@ const describeSyncAction = (action: unknown): string => {
 const describeSyncResult = (result: SyncResult): string =>
   result.reason === undefined ? result.status : `${result.status} (${short(result.reason, 60)})`;
 
+/** A settings scope in a few words: `account`, `device phone`, `podcast https://a…`. */
+const describeScope = (scope: SettingsScope): string => {
+  switch (scope.kind) {
+    case 'account':
+      return 'account';
+    case 'device':
+      return `device ${scope.deviceId}`;
+    case 'podcast':
+      return `podcast ${short(scope.podcast)}`;
+    case 'episode':
+      return `episode ${short(scope.episode)} of ${short(scope.podcast)}`;
+  }
+};
+
+/** The first few values a client sent, each shortened to `max`: `https://a…, https://b…, +3 more`. */
+const firstFew = (values: readonly unknown[], max = MAX_URL): string =>
+  values
+    .slice(0, MAX_URLS)
+    .map((value) => short(typeof value === 'string' ? value : JSON.stringify(value), max))
+    .join(', ') + (values.length > MAX_URLS ? `, +${values.length - MAX_URLS} more` : '');
+
+/** A settings change: its scope, and the keys it sets and removes. */
+const describeSettingsRequest = (event: SettingsUpdateRequested): string => {
+  const set = Object.keys(event.set);
+  const parts = [
+    ...(set.length > 0 ? [`set ${set.length} [${firstFew(set, 20)}]`] : []),
+    ...(event.remove.length > 0 ? [`remove ${event.remove.length} [${firstFew(event.remove, 20)}]`] : []),
+  ];
+  return `gpodder settings of ${describeScope(event.scope)}: ${parts.length > 0 ? parts.join(' ') : 'no change'}`;
+};
+
 /** The request in one line: `POST 2 items: https://a…, https://b…`, `PATCH <guid> is_subscribed=false`. */
 export function describeRequest(event: LogEvent): string {
   switch (event.type) {
@@ -334,15 +368,10 @@ export function describeRequest(event: LogEvent): string {
       return `gpodder device ${event.deviceId} ${fields.join(' ')}`.trimEnd();
     }
     case 'GpodderUploadRequested': {
-      const urls = (values: readonly unknown[]): string =>
-        values
-          .slice(0, MAX_URLS)
-          .map((value) => short(typeof value === 'string' ? value : JSON.stringify(value)))
-          .join(', ') + (values.length > MAX_URLS ? `, +${values.length - MAX_URLS} more` : '');
-      const added = `${event.add.length} [${urls(event.add.map((item) => item.feedUrl))}]`;
+      const added = `${event.add.length} [${firstFew(event.add.map((item) => item.feedUrl))}]`;
       // A replacing upload's remove list is empty: every feed not in it is unsubscribed.
       if (event.replace === true) return `gpodder PUT from ${event.deviceId}: the set becomes ${added}`;
-      return `gpodder upload from ${event.deviceId}: add ${added} remove ${event.remove.length} [${urls(event.remove)}]`;
+      return `gpodder upload from ${event.deviceId}: add ${added} remove ${event.remove.length} [${firstFew(event.remove)}]`;
     }
     case 'EpisodeActionsUploaded':
       return `gpodder ${event.actions.length} episode action${event.actions.length === 1 ? '' : 's'}`;
@@ -356,6 +385,8 @@ export function describeRequest(event: LogEvent): string {
       const cause = event.cause === 'permanent-redirect' ? 'a permanent redirect' : 'its new-feed-url';
       return `feed moved (${cause}): ${short(event.feedUrl)} -> ${short(event.newFeedUrl)}`;
     }
+    case 'SettingsUpdateRequested':
+      return describeSettingsRequest(event);
     default: {
       const never: never = event;
       throw new Error(`unknown event ${JSON.stringify(never)}`);
@@ -396,6 +427,10 @@ export function describeOutcome(outcome: RequestOutcome): string {
     case 'Moved':
       if (outcome.refused !== undefined) return `not moved: ${outcome.refused}`;
       return outcome.moved.length === 0 ? 'nothing to move' : `moved ${outcome.moved.join(' ')}`;
+    case 'SettingsUpdated':
+      return `settings saved, the scope holds ${outcome.keys} key${outcome.keys === 1 ? '' : 's'}`;
+    case 'SettingsRefused':
+      return `refused (400): ${short(outcome.message, 80)}`;
     default: {
       const never: never = outcome;
       throw new Error(`unknown outcome ${JSON.stringify(never)}`);

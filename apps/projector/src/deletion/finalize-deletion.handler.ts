@@ -126,6 +126,7 @@ export class FinalizeDeletionHandler implements ICommandHandler<FinalizeDeletion
           deviceIds: [],
           syncIds: [],
           actionIds: [],
+          settingsScopes: [],
           wholeUsers: new Set(),
         },
         new Map([[userId, clocks]]),

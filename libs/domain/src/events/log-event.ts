@@ -107,6 +107,29 @@ export interface EpisodeActionsUploaded {
   readonly actions: readonly EpisodeAction[];
 }
 
+export const SETTINGS_SCOPES = ['account', 'device', 'podcast', 'episode'] as const;
+export type SettingsScopeKind = (typeof SETTINGS_SCOPES)[number];
+
+/** What gpodder.net settings are attached to: the account, a device, a podcast (its feed URL) or
+ * an episode (its podcast's feed URL and its media URL). The URLs are kept as sent: they name the
+ * scope, nothing is fetched or matched by them. */
+export type SettingsScope =
+  | { readonly kind: 'account' }
+  | { readonly kind: 'device'; readonly deviceId: DeviceId }
+  | { readonly kind: 'podcast'; readonly podcast: string }
+  | { readonly kind: 'episode'; readonly podcast: string; readonly episode: string };
+
+/** `POST /api/2/settings/{user}/{scope}.json`: keys to set (any JSON value each) and keys to
+ * remove, in one scope. The API checks the request's own bounds (`settingsRequestRefusal`); the
+ * decider also refuses a change that would leave the scope with too many keys. */
+export interface SettingsUpdateRequested {
+  readonly type: 'SettingsUpdateRequested';
+  readonly userId: UserId;
+  readonly scope: SettingsScope;
+  readonly set: Readonly<Record<string, unknown>>;
+  readonly remove: readonly string[];
+}
+
 /** A Client-ID of the sync draft's face: a UUID version 4, lower-case, checked by the API. */
 export type ClientId = string;
 
@@ -149,7 +172,8 @@ export type LogEvent =
   | GpodderUploadRequested
   | EpisodeActionsUploaded
   | SyncActionsPosted
-  | FeedMoved;
+  | FeedMoved
+  | SettingsUpdateRequested;
 
 export type LogEventType = LogEvent['type'];
 
@@ -164,6 +188,7 @@ export const LOG_EVENT_TYPES: readonly LogEventType[] = [
   'EpisodeActionsUploaded',
   'SyncActionsPosted',
   'FeedMoved',
+  'SettingsUpdateRequested',
 ];
 
 /** The schema version every event is written with. */

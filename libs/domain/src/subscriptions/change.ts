@@ -1,6 +1,6 @@
 import { EpisodeAction, Guid, UserId } from '../events/log-event';
 import { Instant, Micros } from '../time';
-import { Deletion, Device, SeenAction, Subscription } from './subscription';
+import { Deletion, Device, ScopeSettings, SeenAction, Subscription } from './subscription';
 
 /** What a decision changes. Each kind maps to one set-based statement per batch, and a replay
  * folds the same values with `evolve`. Rows are whole: a later change of the same key in one
@@ -39,6 +39,8 @@ export type Change =
   /** A sync action judged for the first time, with its result. */
   | { readonly kind: 'ActionSeen'; readonly action: SeenAction }
   | { readonly kind: 'DeviceSaved'; readonly device: Device }
+  /** A settings scope's whole row, every key it holds after the change (none: an empty one). */
+  | { readonly kind: 'SettingsSaved'; readonly settings: ScopeSettings }
   /** Episode actions as recorded, each with its timestamp: a read-model table of their own, which
    * no decision reads back (the state does not hold them). `sequence` is the upload's. */
   | {

@@ -76,6 +76,8 @@ const keyOf = (change: Change): string | number => {
       return change.sequence;
     case 'ActionSeen':
       return change.action.actionId;
+    case 'SettingsSaved':
+      return change.settings.scopeId;
     default: {
       const unexpected: never = change;
       throw new DomainInvariantError(`unknown change ${JSON.stringify(unexpected)}`);

@@ -3,7 +3,7 @@ import { SyncId } from '../sync/ids';
 import { Instant, Micros } from '../time';
 import { Change } from './change';
 import { DomainInvariantError } from './invariant';
-import { Deletion, Device, SeenAction, Subscription, UserSubscriptions } from './subscription';
+import { Deletion, Device, ScopeSettings, SeenAction, Subscription, UserSubscriptions } from './subscription';
 
 export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubscriptions => ({
   userId,
@@ -16,6 +16,7 @@ export const initialState = (userId: UserId, lastInstant: Instant = 0): UserSubs
   syncClock: 0,
   bySyncId: new Map(),
   seenActions: new Map(),
+  settings: new Map(),
 });
 
 /** The one way changes are applied: a working copy of a state, copying each map the first time a
@@ -33,6 +34,7 @@ export class Draft {
   private syncClock: Micros;
   private bySyncId?: Map<SyncId, Guid>;
   private seenActions?: Map<string, SeenAction>;
+  private settings?: Map<string, ScopeSettings>;
   /** The last state answered, until the next `apply`. */
   private current?: UserSubscriptions;
 
@@ -44,7 +46,8 @@ export class Draft {
   /** Each kind touches exactly what it names, as its SQL statement does: SubscriptionSaved the row
    * (and `bySyncId`, whose key is on the row and never changes), GuidRecorded `byGuid`,
    * FeedUrlRecorded `byFeedUrl`, DeletionSaved the deletion, ClockAdvanced the clocks (never
-   * lowered), DeviceSaved the device, ActionSeen the seen action; EpisodeActionsRecorded nothing.
+   * lowered), DeviceSaved the device, ActionSeen the seen action, SettingsSaved the scope's
+   * settings; EpisodeActionsRecorded nothing.
    * `decide` emits the index changes beside the rows, which keeps the maps consistent with them. */
   apply(changes: readonly Change[]): this {
     this.current = undefined;
@@ -83,6 +86,9 @@ export class Draft {
         case 'DeviceSaved':
           (this.devices ??= new Map(this.base.devices)).set(change.device.id, change.device);
           break;
+        case 'SettingsSaved':
+          (this.settings ??= new Map(this.base.settings)).set(change.settings.scopeId, change.settings);
+          break;
         case 'EpisodeActionsRecorded':
           // Written to the read model only: no decision reads episode actions back.
           break;
@@ -109,6 +115,7 @@ export class Draft {
       syncClock: this.syncClock,
       bySyncId: this.bySyncId ?? this.base.bySyncId,
       seenActions: this.seenActions ?? this.base.seenActions,
+      settings: this.settings ?? this.base.settings,
     });
   }
 }

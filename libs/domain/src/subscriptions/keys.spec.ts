@@ -93,6 +93,7 @@ describe('keysOf reads an event as decide does', () => {
     ).toEqual({
       syncIds: [],
       actionIds: [],
+      settingsScopes: [],
       users: new Set([USER]),
       guids: [[USER, G1]],
       feedUrls: [
@@ -114,6 +115,7 @@ describe('keysOf reads an event as decide does', () => {
     ).toEqual({
       syncIds: [],
       actionIds: [],
+      settingsScopes: [],
       users: new Set([USER, OTHER_USER]),
       guids: [
         [USER, G1],
@@ -134,6 +136,7 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
     ).toEqual({
       syncIds: [],
       actionIds: [],
+      settingsScopes: [],
       users: new Set([USER, OTHER_USER]),
       guids: [],
       feedUrls: [],
@@ -156,6 +159,7 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
     ).toEqual({
       syncIds: [],
       actionIds: [],
+      settingsScopes: [],
       users: new Set([USER]),
       guids: [],
       feedUrls: [
@@ -206,6 +210,7 @@ describe('keysOf reads a gpodder.net request as decide does', () => {
     ).toEqual({
       syncIds: [],
       actionIds: [],
+      settingsScopes: [],
       users: new Set([USER]),
       guids: [],
       feedUrls: [],

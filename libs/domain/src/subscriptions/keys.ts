@@ -1,12 +1,13 @@
 import { AddItem, DeviceId, GpodderUploadRequested, Guid, LogEvent, UserId } from '../events/log-event';
 import { checkFeedUrl, isGuid, normalizeFeedUrl, normalizeGuid } from './feed-url';
 import { DomainInvariantError } from './invariant';
+import { settingsScopeIdOf } from '../gpodder/settings';
 import { podcastGuidOf } from '../sync/ids';
 import { isObject } from '../sync/sync-action';
-import { Deletion, Device, SeenAction, Subscription, UserSubscriptions } from './subscription';
+import { Deletion, Device, ScopeSettings, SeenAction, Subscription, UserSubscriptions } from './subscription';
 
 /** What events can reach, each key with its user: guids (stored form), normalised feed_urls,
- * deletion ids, devices, and a sync request's sync_ids and action_ids. */
+ * deletion ids, devices, a sync request's sync_ids and action_ids, and settings scopes. */
 export interface BatchKeys {
   readonly users: ReadonlySet<UserId>;
   readonly guids: readonly (readonly [UserId, Guid])[];
@@ -16,6 +17,8 @@ export interface BatchKeys {
   /** sync_ids (stored form) and sync action ids (stored form) a sync request names. */
   readonly syncIds: readonly (readonly [UserId, string])[];
   readonly actionIds: readonly (readonly [UserId, string])[];
+  /** The ids of the settings scopes a settings change names (`settingsScopeIdOf`). */
+  readonly settingsScopes: readonly (readonly [UserId, string])[];
   /** Users whose every subscription an event can reach (a gpodder.net upload that adds or removes a
    * URL, or replaces the set). */
   readonly wholeUsers: ReadonlySet<UserId>;
@@ -26,7 +29,7 @@ export interface BatchKeys {
  * feed_url's normalised form, a PATCH's path guid, new_guid and normalised new_feed_url, a DELETE's
  * guid, a feed move's subscriptions and new feed_url, the deletion a saga result names, the devices a gpodder.net request names, the URLs it
  * adds or removes (as items), and for an upload that adds or removes a URL or replaces the set the
- * whole user.
+ * whole user; a settings change's scope (and its device, for a device scope).
  * Only UUIDs are guid keys: no other guid is stored.
  * Loading `reach(state, keysOf(events))` for each user is enough for `decide` on those events,
  * whatever the batch holds (keys.spec.ts). */
@@ -45,6 +48,7 @@ class KeyCollector implements BatchKeys {
   readonly deviceIds: [UserId, DeviceId][] = [];
   readonly syncIds: [UserId, string][] = [];
   readonly actionIds: [UserId, string][] = [];
+  readonly settingsScopes: [UserId, string][] = [];
   readonly wholeUsers = new Set<UserId>();
 
   collect(event: LogEvent): void {
@@ -82,6 +86,10 @@ class KeyCollector implements BatchKeys {
       case 'FeedMoved':
         for (const guid of event.guids) this.guid(userId, guid);
         this.feedUrl(userId, event.newFeedUrl);
+        break;
+      case 'SettingsUpdateRequested':
+        this.settingsScopes.push([userId, settingsScopeIdOf(event.scope)]);
+        if (event.scope.kind === 'device') this.deviceIds.push([userId, event.scope.deviceId]);
         break;
       default: {
         const unexpected: never = event;
@@ -144,7 +152,8 @@ class KeyCollector implements BatchKeys {
  * subscriptions a key names (by any guid of their chain, a normalised feed_url that maps to them,
  * their sync_id, a deletion of theirs, or a seen action that acted on them) and those they are
  * merged into, with every guid, feed_url and sync_id mapping to them; the deletions named, and
- * those attached to a subscription loaded; the devices and seen actions named; both clocks. */
+ * those attached to a subscription loaded; the devices, seen actions and settings scopes named;
+ * both clocks. */
 export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscriptions {
   const mine = <T>(pairs: readonly (readonly [UserId, T])[]): T[] =>
     pairs.filter(([userId]) => userId === state.userId).map(([, value]) => value);
@@ -183,6 +192,11 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
     const device = state.devices.get(deviceId);
     if (device !== undefined) devices.set(deviceId, device);
   }
+  const settings = new Map<string, ScopeSettings>();
+  for (const scopeId of mine(keys.settingsScopes)) {
+    const scope = state.settings.get(scopeId);
+    if (scope !== undefined) settings.set(scopeId, scope);
+  }
   return {
     userId: state.userId,
     lastInstant: state.lastInstant,
@@ -194,6 +208,7 @@ export function reach(state: UserSubscriptions, keys: BatchKeys): UserSubscripti
     syncClock: state.syncClock,
     bySyncId: toLoaded(state.bySyncId),
     seenActions,
+    settings,
   };
 }
 

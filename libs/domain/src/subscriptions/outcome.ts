@@ -104,6 +104,20 @@ export interface MovedOutcome {
   readonly refused?: string;
 }
 
+/** A settings change applied: the scope holds `keys` keys after it (the API answers the scope's
+ * settings as the read model then holds them). */
+export interface SettingsUpdatedOutcome {
+  readonly kind: 'SettingsUpdated';
+  readonly keys: number;
+}
+
+/** A settings change refused whole (a 400): it would leave the scope with more keys than
+ * MAX_SETTINGS_KEYS, or breaks a bound of the request itself (`settingsRequestRefusal`). */
+export interface SettingsRefusedOutcome {
+  readonly kind: 'SettingsRefused';
+  readonly message: string;
+}
+
 /** What the API answers for a request, stored with the read model in the same transaction.
  * 404 and 410 are values, not throws. */
 export type RequestOutcome =
@@ -117,7 +131,9 @@ export type RequestOutcome =
   | ActionsRecordedOutcome
   | DeviceUpdatedOutcome
   | SyncedOutcome
-  | MovedOutcome;
+  | MovedOutcome
+  | SettingsUpdatedOutcome
+  | SettingsRefusedOutcome;
 
 /** The outcomes each event type can decide: `decide`'s types and the API's check of a stored
  * outcome both read this one table. */
@@ -132,6 +148,7 @@ export const OUTCOME_KINDS = {
   EpisodeActionsUploaded: ['ActionsRecorded'],
   SyncActionsPosted: ['Synced'],
   FeedMoved: ['Moved'],
+  SettingsUpdateRequested: ['SettingsUpdated', 'SettingsRefused'],
 } as const satisfies { readonly [T in LogEventType]: readonly RequestOutcome['kind'][] };
 
 /** The outcome of the event `E`: a POST is answered `Added`, a PATCH `Updated`, `NotFound` or

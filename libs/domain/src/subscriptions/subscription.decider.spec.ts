@@ -2,6 +2,7 @@
 // stamped with, and the invariants its caller keeps.
 import fc from 'fast-check';
 import {
+  ACCOUNT,
   added,
   addRequested,
   at,
@@ -14,6 +15,7 @@ import {
   G2,
   G3,
   OTHER_USER,
+  settingsUpdated,
   sub,
   T1,
   T2,
@@ -28,7 +30,14 @@ import { foldHistory, historyArbitrary } from '../testing/histories';
 import { Change } from './change';
 import { initialState } from './evolve';
 import { DomainInvariantError } from './invariant';
-import { AddedOutcome, isOutcomeOf, OutcomeOf, UploadedOutcome } from './outcome';
+import {
+  AddedOutcome,
+  isOutcomeOf,
+  OutcomeOf,
+  SettingsRefusedOutcome,
+  SettingsUpdatedOutcome,
+  UploadedOutcome,
+} from './outcome';
 import { decide } from './subscription.decider';
 
 const A = 'https://a.example/rss';
@@ -55,6 +64,7 @@ const instantsOf = (change: Change): number[] => {
     case 'FeedUrlRecorded':
     case 'DeviceSaved':
     case 'ActionSeen':
+    case 'SettingsSaved':
       return [];
     case 'EpisodeActionsRecorded':
       return [change.receivedAt];
@@ -208,6 +218,19 @@ describe('the outcome is typed by the event that asked for it', () => {
     expect(isOutcomeOf(uploadRequested('phone', {}), { kind: 'Added', success: [], failure: [] })).toBe(
       false,
     );
+  });
+
+  it('a settings change is answered SettingsUpdated or SettingsRefused, and nothing else', () => {
+    const event = settingsUpdated(ACCOUNT, { set: { a: 1 } });
+    expect(isOutcomeOf(event, { kind: 'SettingsUpdated', keys: 1 })).toBe(true);
+    expect(isOutcomeOf(event, { kind: 'SettingsRefused', message: 'too many' })).toBe(true);
+    expect(isOutcomeOf(event, { kind: 'DeviceUpdated' })).toBe(false);
+    const outcome: SettingsUpdatedOutcome | SettingsRefusedOutcome = decide(
+      initialState(USER, T1),
+      { event, sequence: 1 },
+      T2,
+    ).outcome;
+    expect(outcome).toEqual({ kind: 'SettingsUpdated', keys: 1 });
   });
 
   it('isOutcomeOf refuses an outcome the event cannot have', () => {

@@ -1,6 +1,7 @@
 import { LogEvent, LoggedEvent } from '../events/log-event';
 import { decideDeviceUpdate } from '../gpodder/device.slice';
 import { decideEpisodeActions } from '../gpodder/episode-actions.slice';
+import { decideSettingsUpdate } from '../gpodder/settings.slice';
 import { decideUpload } from '../gpodder/upload.slice';
 import { decideSync } from '../sync/sync.slice';
 import { Instant } from '../time';
@@ -52,6 +53,8 @@ export function decide(state: UserSubscriptions, logged: LoggedEvent, now: Insta
       return decideSync(state, event, now);
     case 'FeedMoved':
       return decideFeedMoved(state, event, now);
+    case 'SettingsUpdateRequested':
+      return decideSettingsUpdate(state, event, now);
     default: {
       const unexpected: never = event;
       throw new DomainInvariantError(`unknown event ${JSON.stringify(unexpected)}`);

@@ -1,4 +1,4 @@
-import { ClientId, DeviceId, DeviceType, Guid, SyncStatus, UserId } from '../events/log-event';
+import { ClientId, DeviceId, DeviceType, Guid, SettingsScope, SyncStatus, UserId } from '../events/log-event';
 import { SyncId } from '../sync/ids';
 import { Instant, Micros } from '../time';
 
@@ -79,6 +79,15 @@ export interface Device {
   readonly type: DeviceType;
 }
 
+/** The gpodder.net settings of one scope, by `scopeId` (`settingsScopeIdOf(scope)`): each key's
+ * JSON value. */
+export interface ScopeSettings {
+  readonly userId: UserId;
+  readonly scopeId: string;
+  readonly scope: SettingsScope;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
 /** The part of one user's state a decision needs. The projector loads every subscription that
  * an event in the batch can reach (by any guid, any normalised feed_url, or deletion id) plus the
  * subscriptions they are merged into; a spec may hold the whole state. */
@@ -99,4 +108,6 @@ export interface UserSubscriptions {
   readonly bySyncId: ReadonlyMap<SyncId, Guid>;
   /** The sync actions the events name that the user has sent before. */
   readonly seenActions: ReadonlyMap<string, SeenAction>;
+  /** The settings scopes the events name that hold settings (gpodder.net), by scope id. */
+  readonly settings: ReadonlyMap<string, ScopeSettings>;
 }

@@ -13,7 +13,7 @@ const hex = (bytes: Uint8Array): string =>
   Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 
 /** The first 16 bytes as a UUID of `version`, with RFC 9562's variant bits. */
-const asUuid = (digest: Uint8Array, version: number): string => {
+export const asUuid = (digest: Uint8Array, version: number): string => {
   const bytes = digest.slice(0, 16);
   bytes[6] = (bytes[6] & 0x0f) | (version << 4);
   bytes[8] = (bytes[8] & 0x3f) | 0x80;

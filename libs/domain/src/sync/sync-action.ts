@@ -70,7 +70,7 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Keys sorted at every depth: the same action sent with its keys in another order is the same. */
-const canonical = (value: unknown): unknown =>
+export const canonical = (value: unknown): unknown =>
   Array.isArray(value)
     ? value.map(canonical)
     : isObject(value)

@@ -15,6 +15,8 @@ import {
   GpodderUploadRequested,
   Guid,
   LogEvent,
+  SettingsScope,
+  SettingsUpdateRequested,
   SubscriptionsAddRequested,
   SubscriptionUpdateRequested,
   UserId,
@@ -210,6 +212,21 @@ export const episodeAction = (
   episode: string,
   fields: Partial<EpisodeAction> = {},
 ): EpisodeAction => ({ podcast, episode, action: 'play', ...fields });
+
+/** `POST /api/2/settings/{user}/{scope}.json`: `set` and `remove` as the body names them. */
+export const settingsUpdated = (
+  scope: SettingsScope,
+  body: { readonly set?: Readonly<Record<string, unknown>>; readonly remove?: readonly string[] },
+  userId: UserId = USER,
+): SettingsUpdateRequested => ({
+  type: 'SettingsUpdateRequested',
+  userId,
+  scope,
+  set: body.set ?? {},
+  remove: body.remove ?? [],
+});
+
+export const ACCOUNT: SettingsScope = { kind: 'account' };
 
 // Sync draft requests.
 

@@ -9,6 +9,7 @@ import {
   FEED_MOVE_CAUSES,
   FeedMoveCause,
   Guid,
+  SettingsScope,
   LoggedEvent,
   LogEvent,
   UserId,
@@ -112,6 +113,16 @@ type Planned =
       readonly guids: readonly GuidRef[];
       readonly cause: FeedMoveCause;
     }
+  /** A settings change in one of a few scopes (a device scope among the devices above), with a few
+   * keys and values of every JSON kind; sometimes one key set and removed, or more keys than a
+   * scope may hold. */
+  | {
+      readonly type: 'settings';
+      readonly scope: SettingsScope;
+      readonly set: readonly (readonly [string, unknown])[];
+      readonly remove: readonly string[];
+      readonly many: boolean;
+    }
   | {
       readonly type: 'actions';
       readonly actions: readonly {
@@ -171,6 +182,28 @@ const syncPlan: fc.Arbitrary<Planned> = fc.record({
     ),
     { minLength: 1, maxLength: 4 },
   ),
+});
+
+/** A few settings scopes, keys and values: requests keep meeting each other's keys. */
+const SCOPES: readonly SettingsScope[] = [
+  { kind: 'account' },
+  ...DEVICES.slice(0, 2).map((deviceId): SettingsScope => ({ kind: 'device', deviceId })),
+  { kind: 'podcast', podcast: VALID_FEEDS[0] as string },
+  { kind: 'podcast', podcast: VALID_FEEDS[1] as string },
+  { kind: 'episode', podcast: VALID_FEEDS[0] as string, episode: 'https://a.example/e1.mp3' },
+];
+const SETTING_KEYS = ['public_subscriptions', 'auto_flattr', 'is_favorite', 'x', '10', 'ü'];
+const settingValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom<unknown>(true, false, null, 0, 1.5, '', 'on', [], {}),
+  fc.constantFrom<unknown>({ a: 1, b: [2, { c: 'd' }] }, { b: [2, { c: 'd' }], a: 1 }, [1, 'two', null]),
+);
+
+const settingsPlan: fc.Arbitrary<Planned> = fc.record({
+  type: fc.constant('settings' as const),
+  scope: fc.constantFrom(...SCOPES),
+  set: fc.array(fc.tuple(fc.constantFrom(...SETTING_KEYS), settingValue), { maxLength: 3 }),
+  remove: fc.array(fc.constantFrom(...SETTING_KEYS), { maxLength: 2 }),
+  many: fc.nat(9).map((n) => n === 0),
 });
 
 const planned: fc.Arbitrary<Planned> = fc.oneof(
@@ -263,6 +296,7 @@ const planned: fc.Arbitrary<Planned> = fc.oneof(
       cause: fc.constantFrom(...FEED_MOVE_CAUSES),
     }),
   },
+  { weight: 2, arbitrary: settingsPlan },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -401,6 +435,8 @@ export const historyArbitrary = (
                 userId: user,
                 actions: plan.actions.map((action): EpisodeAction => ({ ...action })),
               };
+            case 'settings':
+              return settingsEvent(user, plan);
           }
         })();
         const logged: LoggedEvent = { event, sequence: index + 1 };
@@ -448,6 +484,19 @@ const syncEvent = (
   return { type: 'SyncActionsPosted', userId: user, clientId: plan.clientId, actions };
 };
 
+/** The settings change `plan` describes, for `user`; with `many`, 60 keys more, so that two such
+ * changes in one scope are one too many. */
+const settingsEvent = (user: UserId, plan: Extract<Planned, { type: 'settings' }>): LogEvent => {
+  const many = plan.many ? Array.from({ length: 60 }, (_, i) => [`k${i}`, i] as const) : [];
+  return {
+    type: 'SettingsUpdateRequested',
+    userId: user,
+    scope: plan.scope,
+    set: Object.fromEntries([...plan.set, ...many]),
+    remove: plan.remove,
+  };
+};
+
 /** The n-th candidate guid of a history: a UUID no fixed guid and no other candidate equals. */
 const candidate = (n: number): Guid => `cccccccc-cccc-4ccc-8ccc-${n.toString(16).padStart(12, '0')}`;
 
@@ -493,6 +542,7 @@ export const keysOfState = (state: UserSubscriptions): BatchKeys => ({
   deviceIds: [...state.devices.keys()].map((id) => [state.userId, id] as const),
   syncIds: [...state.bySyncId.keys()].map((id) => [state.userId, id] as const),
   actionIds: [...state.seenActions.keys()].map((id) => [state.userId, id] as const),
+  settingsScopes: [...state.settings.keys()].map((id) => [state.userId, id] as const),
   wholeUsers: new Set(),
 });
 

@@ -3,6 +3,8 @@ import {
   LOG_EVENT_VERSION,
   LogEvent,
   LogEventType,
+  MAX_SETTING_KEY_LENGTH,
+  MAX_SETTINGS_KEYS,
   MAX_SYNC_ACTIONS,
 } from '@castlog/domain';
 import { randomUUID } from 'node:crypto';
@@ -70,6 +72,15 @@ const device = (fields: Record<string, unknown>) => ({
   type: 'DeviceUpdateRequested',
   userId: user,
   deviceId: 'phone',
+  ...fields,
+});
+
+const settings = (scope: unknown, fields: Record<string, unknown> = {}) => ({
+  type: 'SettingsUpdateRequested',
+  userId: user,
+  scope,
+  set: { public_subscriptions: false },
+  remove: ['flattr_token'],
   ...fields,
 });
 
@@ -148,6 +159,13 @@ const FULL: { readonly [K in LogEventType]: Required<EventOf<K>> } = {
     cause: 'permanent-redirect',
     guids: [guid],
   },
+  SettingsUpdateRequested: {
+    type: 'SettingsUpdateRequested',
+    userId: user,
+    scope: { kind: 'episode', podcast: 'https://example.com/feed.xml', episode: 'https://example.com/1.mp3' },
+    set: { public_subscriptions: false, nested: { list: [1, 'two', null] } },
+    remove: ['flattr_token'],
+  },
 };
 
 /** The keys of T's properties that are not optional. */
@@ -165,6 +183,7 @@ const REQUIRED: { readonly [K in LogEventType]: readonly RequiredKey<EventOf<K>>
   EpisodeActionsUploaded: ['type', 'userId', 'actions'],
   SyncActionsPosted: ['type', 'userId', 'clientId', 'actions'],
   FeedMoved: ['type', 'userId', 'feedUrl', 'newFeedUrl', 'cause', 'guids'],
+  SettingsUpdateRequested: ['type', 'userId', 'scope', 'set', 'remove'],
 };
 
 // The compiler holds each schema against its domain type (NO_DRIFT in envelope.codec.ts); these
@@ -242,6 +261,24 @@ describe('checkEvent', () => {
         sync([subscribe(), subscribe({ data: 'not an object', occurred_at: 7 }), 'text', null, [1, 2], {}]),
       ],
       [`${MAX_SYNC_ACTIONS} sync actions`, sync(Array.from({ length: MAX_SYNC_ACTIONS }, () => subscribe()))],
+      ['settings of the account', settings({ kind: 'account' })],
+      ['settings of a device', settings({ kind: 'device', deviceId: 'a.b_c-1' })],
+      ['settings of a podcast', settings({ kind: 'podcast', podcast: 'any text names a podcast' })],
+      [
+        `${MAX_SETTINGS_KEYS} settings set and as many removed, keys of ${MAX_SETTING_KEY_LENGTH} characters`,
+        settings(
+          { kind: 'account' },
+          {
+            set: Object.fromEntries(
+              Array.from({ length: MAX_SETTINGS_KEYS }, (_, i) => [
+                `${i}`.padEnd(MAX_SETTING_KEY_LENGTH, '€'),
+                i,
+              ]),
+            ),
+            remove: Array.from({ length: MAX_SETTINGS_KEYS }, () => '😀'.repeat(MAX_SETTING_KEY_LENGTH)),
+          },
+        ),
+      ],
       ['fields that a newer writer added', { ...add([item()]), addedLater: { any: 'thing' } }],
       ['an explicitly undefined optional field', device({ caption: undefined })],
     ])('accepts %s', (_name, value) => {
@@ -325,6 +362,27 @@ describe('checkEvent', () => {
       ],
       ['a negative start', actions(action({ started: -1 })), /started/],
       ['a device id in an action that is not one', actions(action({ device: 'my phone' })), /device/],
+      ['a settings scope of no known kind', settings({ kind: 'user' }), /\/scope/],
+      ['a device scope without its device', settings({ kind: 'device' }), /\/scope/],
+      ['a device scope naming no device id', settings({ kind: 'device', deviceId: 'my phone' }), /\/scope/],
+      ['an episode scope without its podcast', settings({ kind: 'episode', episode: 'e' }), /\/scope/],
+      ['a podcast scope naming an empty URL', settings({ kind: 'podcast', podcast: '' }), /\/scope/],
+      [
+        `more than ${MAX_SETTINGS_KEYS} settings set`,
+        settings(
+          { kind: 'account' },
+          { set: Object.fromEntries(Array.from({ length: MAX_SETTINGS_KEYS + 1 }, (_, i) => [`k${i}`, i])) },
+        ),
+        /\/set/,
+      ],
+      ['an empty setting key', settings({ kind: 'account' }, { set: { '': 1 } }), /\/set/],
+      [
+        `a setting key of ${MAX_SETTING_KEY_LENGTH + 1} characters`,
+        settings({ kind: 'account' }, { remove: ['😀'.repeat(MAX_SETTING_KEY_LENGTH + 1)] }),
+        /\/remove/,
+      ],
+      ['a removed key that is not a string', settings({ kind: 'account' }, { remove: [1] }), /\/remove/],
+      ['settings set as a list', settings({ kind: 'account' }, { set: [['a', 1]] }), /\/set/],
       ['a sync request of no actions', sync([]), /\/actions/],
       [
         `a sync request of ${MAX_SYNC_ACTIONS + 1} actions`,

@@ -7,12 +7,16 @@ import {
   LOG_EVENT_VERSION,
   LogEvent,
   LogEventType,
+  MAX_SCOPE_URL_LENGTH,
+  MAX_SETTING_KEY_LENGTH,
+  MAX_SETTINGS_KEYS,
   MAX_SYNC_ACTIONS,
 } from '@castlog/domain';
 import Ajv, { ValidateFunction } from 'ajv';
 import type { EventEnvelope, LogRecord } from '../event-log.port';
 import {
   Accepted,
+  anyOf,
   anything,
   boolean,
   constant,
@@ -21,6 +25,7 @@ import {
   list,
   object,
   oneOf,
+  record,
   Shape,
   string,
 } from './typed-schema';
@@ -46,6 +51,16 @@ const count = integer({ minimum: 0 });
 const seconds = integer({ minimum: 0, maximum: MAX_PLAY_SECONDS });
 /** `feedUrl` and `guid` are kept raw: the decider validates them (see AddItem). */
 const addItem = object({ candidateGuid: guid }, { feedUrl: anything(), guid: anything() });
+
+/** A gpodder.net settings scope: its kind and the parts that name it. */
+const scopeUrl = string({ minLength: 1, maxLength: MAX_SCOPE_URL_LENGTH });
+const settingsScope = anyOf(
+  object({ kind: constant('account') }),
+  object({ kind: constant('device'), deviceId }),
+  object({ kind: constant('podcast'), podcast: scopeUrl }),
+  object({ kind: constant('episode'), podcast: scopeUrl, episode: scopeUrl }),
+);
+const settingKey = { minLength: 1, maxLength: MAX_SETTING_KEY_LENGTH };
 
 /** An event of `type`: the type, the user and the properties given (see `object`). */
 const event = <const T extends LogEventType, R extends Shape, O extends Shape = Record<never, never>>(
@@ -102,6 +117,12 @@ const EVENT_SCHEMAS = {
   SyncActionsPosted: event('SyncActionsPosted', {
     clientId,
     actions: list(anything(), { minItems: 1, maxItems: MAX_SYNC_ACTIONS }),
+  }),
+  /** Values are any JSON; their size is the decider's to judge (`settingsRequestRefusal`). */
+  SettingsUpdateRequested: event('SettingsUpdateRequested', {
+    scope: settingsScope,
+    set: record(anything(), { maxProperties: MAX_SETTINGS_KEYS, propertyNames: settingKey }),
+    remove: list(string(settingKey), { maxItems: MAX_SETTINGS_KEYS }),
   }),
   /** `newFeedUrl` as the feed or its redirect named it: the decider judges it as a client's. */
   FeedMoved: event('FeedMoved', {

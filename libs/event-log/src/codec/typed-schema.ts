@@ -37,6 +37,14 @@ export const oneOf = <const V extends string>(values: readonly V[]) => typed<V>(
 export const list = <T>(items: TypedSchema<T>, json: SchemaObject = {}) =>
   typed<readonly T[]>({ type: 'array', ...json, items: items.json });
 
+/** An object whose every property's value `values` accepts (`json` may bound its keys). */
+export const record = <T>(values: TypedSchema<T>, json: SchemaObject = {}) =>
+  typed<Readonly<Record<string, T>>>({ type: 'object', ...json, additionalProperties: values.json });
+
+/** A value any of `schemas` accepts. */
+export const anyOf = <const S extends readonly TypedSchema<unknown>[]>(...schemas: S) =>
+  typed<Accepted<S[number]>>({ anyOf: schemas.map((schema) => schema.json) });
+
 /** An object with the `required` properties and any of the `optional` ones; other properties are
  * let through, as a reader of an older or newer writer's values expects. */
 export const object = <R extends Shape, O extends Shape = Record<never, never>>(

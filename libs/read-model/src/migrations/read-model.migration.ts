@@ -271,7 +271,32 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
-  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription, SyncFace];
+  /** gpodder.net's settings: one row per scope that ever held one, by the scope's id
+   * (`settingsScopeIdOf`, a digest of its kind and parts, so the key stays 16 bytes however long its
+   * URLs), with those parts and every key's JSON value. */
+  class GpodderSettings implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000013`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        CREATE TABLE ${s}.gpodder_settings (
+          user_id text NOT NULL,
+          scope_id uuid NOT NULL,
+          scope text NOT NULL CHECK (scope IN ('account', 'device', 'podcast', 'episode')),
+          device text,
+          podcast text,
+          episode text,
+          settings jsonb NOT NULL CHECK (jsonb_typeof(settings) = 'object'),
+          PRIMARY KEY (user_id, scope_id)
+        )`);
+    }
+
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`DROP TABLE ${s}.gpodder_settings`);
+    }
+  }
+
+  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription, SyncFace, GpodderSettings];
 }
 
 /** `syncIdOf` in SQL, in two steps, over the SQL expressions of a user id (text) and a subscription

@@ -148,6 +148,15 @@ export class GpodderQuery {
     return rows.length > 0;
   }
 
+  /** The settings of the scope with id `scopeId` (`settingsScopeIdOf`): `{}` when it holds none. */
+  async settings(userId: string, scopeId: string): Promise<Record<string, unknown>> {
+    const [row] = await this.query<{ settings: Record<string, unknown> }>(
+      (s) => `SELECT settings FROM ${s}.gpodder_settings WHERE user_id = $1 AND scope_id = $2`,
+      [userId, scopeId],
+    );
+    return row?.settings ?? {};
+  }
+
   /** Episode actions in the order received, with the user's clock. */
   async episodeActions(
     userId: string,
