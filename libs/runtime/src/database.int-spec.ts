@@ -31,6 +31,7 @@ describe('openDatabaseAt', () => {
       'ReadModel_castlog_1732400000006',
       'ReadModel_castlog_1732400000008',
       'ReadModel_castlog_1732400000011',
+      'ReadModel_castlog_EpisodeActionFlattr1732400000013',
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'TokenChangeNotices1732400000004',

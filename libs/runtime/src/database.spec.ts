@@ -16,6 +16,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_1732400000006',
       'ReadModel_castlog_1732400000008',
       'ReadModel_castlog_1732400000011',
+      'ReadModel_castlog_EpisodeActionFlattr1732400000013',
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'UserChangeNotices1732400000010',
@@ -30,6 +31,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_v2_1732400000006',
       'ReadModel_castlog_v2_1732400000008',
       'ReadModel_castlog_v2_1732400000011',
+      'ReadModel_castlog_v2_EpisodeActionFlattr1732400000013',
     ]);
   });
 });

@@ -31,7 +31,7 @@ export interface EpisodeActionsBody {
   readonly timestamp: number;
 }
 
-/** gpodder.net's episode actions (download, play, delete, new): uploads, recorded as received, and
+/** gpodder.net's episode actions (download, play, delete, new, flattr): uploads, recorded as received, and
  * downloads of those received since a timestamp. */
 @ApiTags('gpodder')
 @GpodderAuthenticated()

@@ -299,7 +299,7 @@ const playSeconds = z
   .optional();
 
 /** One action of `POST /api/2/episodes/{user}.json`. `podcast` and `episode` are non-empty strings,
- * `action` one of download, play, delete, new in any case (kept lower-case), `device` a device
+ * `action` one of download, play, delete, new, flattr in any case (kept lower-case), `device` a device
  * id, `guid` a string. `started`, `position` and `total` are whole seconds (0 to 2^31 - 1) on a play; on
  * any other action they mean nothing and are dropped, as gpodder.net drops them. Other keys are
  * ignored. */
@@ -312,7 +312,7 @@ const EPISODE_ACTION = z
         .string(says(ACTION_KIND))
         .transform((kind) => kind.toLowerCase())
         .pipe(z.enum(EPISODE_ACTION_KINDS, says(ACTION_KIND)))
-        .meta({ description: 'download, play, delete or new, in any case', example: 'play' }),
+        .meta({ description: 'download, play, delete, new or flattr, in any case', example: 'play' }),
       timestamp: ACTION_TIMESTAMP.optional(),
       device: deviceId(inActions).optional(),
       guid: z.string(says(sentence(inActions, 'must be a string'))).optional(),

@@ -271,7 +271,28 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
-  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription, SyncFace];
+  /** gpodder.net's `flattr` episode action, stored as uploaded like the others. Named apart from
+   * the other migrations of this number's neighbourhood: only the 13 digits at its end order it. */
+  class EpisodeActionFlattr implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_EpisodeActionFlattr1732400000013`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE ${s}.episode_actions DROP CONSTRAINT episode_actions_action_check,
+          ADD CONSTRAINT episode_actions_action_check
+            CHECK (action IN ('download', 'play', 'delete', 'new', 'flattr'))`);
+    }
+
+    /** Rows holding `flattr` stay (the constraint is not checked against them); new ones are refused. */
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE ${s}.episode_actions DROP CONSTRAINT episode_actions_action_check,
+          ADD CONSTRAINT episode_actions_action_check
+            CHECK (action IN ('download', 'play', 'delete', 'new')) NOT VALID`);
+    }
+  }
+
+  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription, SyncFace, EpisodeActionFlattr];
 }
 
 /** `syncIdOf` in SQL, in two steps, over the SQL expressions of a user id (text) and a subscription
