@@ -221,6 +221,7 @@ function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
   // A body over the route's limit is refused, or its path is not found first.
   if (bodyBytes > (GPODDER_UPLOADS.has(plan.route as GpodderRoute) ? UPLOAD_BODY_LIMIT : BODY_LIMIT))
     return new Set(plan.clean ? [413] : [413, 404]);
+  if (plan.route === 'gp-logout') return allowedOnLogout(plan);
   const allowed = new Set<number>();
   // A path the router cannot read as the route (an empty, encoded-slash or over-long segment, an
   // unknown format) is not found, whatever its body, or refused as input, or its user is nobody.
@@ -234,6 +235,20 @@ function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
   if (plan.input !== 'valid') allowed.add(400);
   // Episode actions of a device the user does not have may be not found, as on gpodder.net.
   if (plan.route === 'gp-episodes' && /[?&]device=/.test(plan.target)) allowed.add(404);
+  return allowed;
+}
+
+/** Logout reads the session cookie alone (CONTRACT: 200 without a cookie or credentials and when
+ * logged out, 400 for a cookie of another user's session): 200 whatever the credentials; with a
+ * cookie, 400 when the path names someone else, and 429 once cookies naming no session have
+ * emptied the address's bucket of failed credentials. */
+function allowedOnLogout(plan: Plan): Set<number> {
+  const allowed = new Set([200]);
+  if (!plan.clean) [400, 401, 404].forEach((status) => allowed.add(status));
+  if (plan.headers.cookie !== undefined) {
+    allowed.add(429);
+    if (plan.pathUser !== 'own') allowed.add(400);
+  }
   return allowed;
 }
 
@@ -463,6 +478,12 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
 export function allowedWhenLimited(plan: Plan, _bodyBytes: number, headBytes: number): Set<number> {
   const allowed = new Set<number>();
   if (!METHODS_NODE_PARSES.has(plan.method) || headBytes > MAX_HEADER_BYTES - 2_000) allowed.add(405);
+  if (plan.route === 'gp-logout') {
+    // No guard and no user's bucket: only the address's, when a cookie names no session.
+    const allowed = allowedOnLogout(plan);
+    if (plan.body !== undefined) allowed.add(413);
+    return allowed;
+  }
   if (isGpodder(plan.route)) {
     // The gpodder guard: only a body over the limit before it (413); credentials of nobody or of
     // another user 401 (or 429 once failed credentials have emptied the address's bucket); the
