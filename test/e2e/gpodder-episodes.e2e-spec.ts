@@ -127,6 +127,33 @@ describe('gpodder.net episode actions: /api/2/episodes/{user}.json', () => {
       ).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'flattr', episode: episode(1) })]));
     });
 
+    it('trims the white space around a podcast URL, and reports [sent, trimmed] in update_urls', async () => {
+      const spaced = [` ${podcast}`, `${podcast}\n`];
+      const response = await upload([
+        { podcast: spaced[0], episode: episode(1), action: 'new', timestamp: '2023-02-23T14:00:00' },
+        { podcast: spaced[0], episode: episode(2), action: 'new', timestamp: '2023-02-23T14:00:00' },
+        { podcast: spaced[1], episode: episode(3), action: 'new', timestamp: '2023-02-23T14:00:00' },
+        { podcast, episode: ` ${episode(4)}`, action: 'new', timestamp: '2023-02-23T14:00:00' },
+      ]);
+      expect(response.status).toBe(200);
+      expect(response.body.update_urls).toEqual([
+        [spaced[0], podcast],
+        [spaced[1], podcast],
+      ]);
+      const { actions } = (await download(`?podcast=${encodeURIComponent(podcast)}`)).body;
+      expect(actions.map((action) => [action.podcast, action.episode])).toEqual([
+        [podcast, episode(1)],
+        [podcast, episode(2)],
+        [podcast, episode(3)],
+        // only the feed URL is trimmed: the episode is kept as sent
+        [podcast, ` ${episode(4)}`],
+      ]);
+      expect400(
+        await upload([{ podcast: ' \t ', episode: episode(1), action: 'new' }]),
+        'actions[0].podcast must be a non-empty string',
+      );
+    });
+
     it('drops started, position and total from an action other than play (they mean nothing there)', async () => {
       await upload([
         { podcast, episode: episode(1), action: 'download', started: 1, position: 2, total: 3 },

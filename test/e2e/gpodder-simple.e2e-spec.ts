@@ -170,6 +170,23 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       expect(sorted((await simple.json()).body)).toEqual(sorted([a, b]));
     });
 
+    it('trims the white space around each URL in every format, as gpodder.net does', async () => {
+      const [a, b] = [feed('a'), feed('b')];
+      await subscribe([a]);
+      const spaced = [` ${a}\t`, `\u00a0${b}\u3000`];
+      for (const [format, body] of [
+        ['json', JSON.stringify(spaced)],
+        ['opml', opmlOf(spaced)],
+        ['txt', `${spaced.join('\n')}\n`],
+      ] as const) {
+        const response = await simple.put(format, body, 'text/plain');
+        expect([format, response.status]).toEqual([format, 200]);
+        expect([format, sorted((await simple.json()).body)]).toEqual([format, sorted([a, b])]);
+      }
+      // one subscription each: the spaced spellings landed on the feeds they name
+      expect((await app.as(alice).get('/v1/subscriptions')).body.total).toBe(2);
+    });
+
     it('an empty list unsubscribes from everything', async () => {
       await subscribe([feed('a'), feed('b')]);
       for (const [format, body] of [
