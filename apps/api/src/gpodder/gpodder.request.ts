@@ -230,7 +230,10 @@ export interface Upload {
   readonly add: AddItem[];
   /** The removed URLs, trimmed. */
   readonly remove: unknown[];
-  /** Every URL as sent, added then removed: what the answer's `update_urls` speaks of. */
+  /** Every URL as sent, added then removed: what the answer's `update_urls` speaks of. Not logged:
+   * the event holds the trimmed URLs the decider judges, as the text format's lines always were; a
+   * second copy of each URL as sent could double the largest upload's event, which the log's
+   * message limit bounds (docs/operations.md, "Message sizes"). */
   readonly sent: unknown[];
 }
 
