@@ -188,5 +188,13 @@ export function presentEpisodeAction(action: EpisodeActionView): EpisodeActionBo
   return body;
 }
 
+/** The simple API's jsonp format, as mygpo writes it: `callback(<the JSON>)`. The callback is
+ * checked already (JSONP_CALLBACK); U+2028 and U+2029, valid in JSON but line ends to JavaScript
+ * before ES2019, are escaped. */
+export const toJsonp = (callback: string, value: unknown): string =>
+  `${callback}(${JSON.stringify(value)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')})`;
+
 /** The simple API's text format: one URL per line, each line ending with a newline. */
 export const toUrlLines = (list: readonly string[]): string => list.map((url) => `${url}\n`).join('');

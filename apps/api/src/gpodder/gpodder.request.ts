@@ -32,9 +32,42 @@ import {
 // the log. Every refusal is a ValidationFailed, which gpodder routes answer 400 (GpodderRoute).
 // Bodies arrive as text whatever their Content-Type and are read by their content here.
 
-/** The simple API's formats: the file extension of its paths. */
-export const SIMPLE_FORMATS = ['json', 'opml', 'txt'] as const;
+/** The simple API's formats of a device's list (`GET` and `PUT`): the file extension of its paths. */
+export const SIMPLE_FORMATS = ['json', 'jsonp', 'opml', 'txt'] as const;
 export type SimpleFormat = (typeof SIMPLE_FORMATS)[number];
+/** The formats of the user's list (`GET` only): a device's, and gpodder.net's podcast XML. */
+export const USER_LIST_FORMATS = [...SIMPLE_FORMATS, 'xml'] as const;
+export type UserListFormat = (typeof USER_LIST_FORMATS)[number];
+
+/** 400 "Invalid format" for a path's extension that is none of `formats` (mygpo's `check_format`),
+ * naming them: `whose` list it is. The extension is quoted, cut to 20 characters. */
+export function invalidFormat(format: string, formats: readonly string[], whose: string): ValidationFailed {
+  const quoted = JSON.stringify(format.length > 20 ? `${format.slice(0, 19)}…` : format);
+  const named = `${formats.slice(0, -1).join(', ')} or ${formats[formats.length - 1]}`;
+  return new ValidationFailed(`Invalid format ${quoted}: ${whose} is ${named}`);
+}
+
+/** A JSONP callback: a JavaScript identifier, or a dotted path of them (`jQuery.cb`), of at most 64
+ * characters. Nothing else reaches the script an answer is: a callback is an injection vector. */
+export const JSONP_CALLBACK = /^[A-Za-z_$][A-Za-z0-9_$.]{0,63}$/;
+const JSONP_REFUSED = `jsonp must name the callback: ${JSONP_CALLBACK.source}`;
+
+/** The query of a `jsonp` list: `jsonp`, the callback, required. */
+export const JSONP_QUERY = z.object({
+  jsonp: queryParameter(
+    'jsonp',
+    z.string(says(JSONP_REFUSED)).regex(JSONP_CALLBACK, says(JSONP_REFUSED)).meta({
+      description: 'The callback the JSON list is passed to: a JavaScript identifier or dotted path of them',
+      example: 'showSubscriptions',
+    }),
+  ),
+});
+
+export function parseJsonpCallback(query: Record<string, unknown>): string {
+  const { jsonp } = parseWith(JSONP_QUERY, query);
+  if (jsonp === undefined) throw new ValidationFailed(JSONP_REFUSED);
+  return jsonp;
+}
 
 /** The largest `since` read as such; a later one reads nothing newer either. Keeps `since * 1000`
  * an exact integer (and a PostgreSQL bigint). */
@@ -275,8 +308,9 @@ function uploadRefusal(add: readonly unknown[], remove: readonly unknown[]): str
 
 export const parseUpload = (text: string): Upload => parseJsonBodyWith(UPLOAD, text, false);
 
-/** A simple-API PUT body in its format, as the added URLs of a replacing upload: a JSON list, an
- * OPML document (every outline with an xmlUrl), or text with one URL per line (blank lines
+/** A simple-API PUT body in its format, as the added URLs of a replacing upload: a JSON list (in
+ * the `json` and `jsonp` formats: mygpo reads a `jsonp` PUT as an empty list, which would
+ * unsubscribe every feed), an OPML document (every outline with an xmlUrl), or text with one URL per line (blank lines
  * skipped); each URL without the white space around it (`trimFeedUrl`). A list none of whose URLs
  * the `/v1` rules accept is
  * refused: as a replacing upload it would unsubscribe every feed, and its answer (an empty body)
@@ -284,7 +318,9 @@ export const parseUpload = (text: string): Upload => parseJsonBodyWith(UPLOAD, t
 export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
   let urls: unknown[];
   switch (format) {
-    case 'json': {
+    // A JSONP list's PUT carries the list as JSON: the callback wraps answers only.
+    case 'json':
+    case 'jsonp': {
       const value = parseJsonBody(text);
       if (!Array.isArray(value)) throw new ValidationFailed('the body must be a JSON list of URLs');
       urls = value;
