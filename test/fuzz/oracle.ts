@@ -7,6 +7,7 @@ import {
   materialize,
   Plan,
   RouteName,
+  trimLikeGpodder,
   UPLOAD_BODY_LIMIT,
   World,
 } from './generators';
@@ -116,8 +117,9 @@ const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: Re
   'gp-sync-post': { method: 'POST', pattern: /^\/api\/2\/sync-devices\/[^/]+\.json$/ },
   'gp-episodes': { method: 'GET', pattern: /^\/api\/2\/episodes\/[^/]+\.json$/ },
   'gp-episodes-post': { method: 'POST', pattern: /^\/api\/2\/episodes\/[^/]+\.json$/ },
-  'simple-get': { method: 'GET', pattern: /^\/subscriptions\/[^/]+(?:\/[^/]+)?\.(?:json|opml|txt)$/ },
-  'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.(?:json|opml|txt)$/ },
+  // Any extension: one the lists do not have is 400 "Invalid format".
+  'simple-get': { method: 'GET', pattern: /^\/subscriptions\/[^/]+(?:\/[^/]+)?\.[^/.]+$/ },
+  'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.[^/.]+$/ },
 };
 
 /** The routes that take uploads of up to 10,000 actions or URLs, with a body limit of their own. */
@@ -292,6 +294,14 @@ export function checkAnswer(
     if (answering === 'empty' && text !== '') fail('a body where gpodder.net answers an empty 200');
     if (answering === 'opml' && (!/xml|opml/i.test(type) || !/<opml\b/.test(text)))
       fail('not an OPML answer');
+    if (answering === 'xml' && (!/^application\/xml\b/i.test(type) || !/<podcasts\b/.test(text)))
+      fail("not gpodder.net's podcast XML");
+    if (answering === 'jsonp') {
+      if (!/^application\/javascript\b/i.test(type))
+        fail(`content-type ${JSON.stringify(type)}, not a script`);
+      if (answer.header('x-content-type-options') !== 'nosniff') fail('a script without nosniff');
+      if (!/^[A-Za-z_$][A-Za-z0-9_$.]{0,63}\(\[.*\]\)$/s.test(text)) fail('not a callback of a JSON list');
+    }
     if (answering === 'txt' && !/^text\/plain\b/i.test(type))
       fail(`content-type ${JSON.stringify(type)}, not text`);
     return;
@@ -402,13 +412,10 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
       const pairs = body.update_urls;
       if (!Array.isArray(pairs) || !pairs.every((pair) => isStrings(pair) && pair.length === 2))
         fail('update_urls is not a list of pairs of strings');
-      if (plan.route === 'gp-upload' && plan.input === 'valid' && typeof plan.body === 'string') {
-        const sent = JSON.parse(materialize(plan.body, world)) as { add: string[]; remove: string[] };
-        for (const url of [...sent.add, ...sent.remove]) {
-          const checked = checkFeedUrl(url);
-          if (!checked.ok && !pairs.some((pair: string[]) => pair[0] === checked.feedUrl && pair[1] === ''))
-            fail(`the refused URL ${JSON.stringify(url).slice(0, 100)} is not reported as [url, ""]`);
-        }
+      if (plan.input === 'valid' && typeof plan.body === 'string') {
+        const sent = JSON.parse(materialize(plan.body, world));
+        if (plan.route === 'gp-upload') checkUploadUrls(sent, pairs, fail);
+        else checkTrimmedPodcasts(sent, pairs, fail);
       }
       break;
     }
@@ -461,15 +468,53 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
       if (bob && body.actions.length > 0) fail("another user's actions are visible");
       break;
     }
-    case 'simple-get':
-      if (plan.answering === 'json') {
-        if (!isStrings(body)) fail('not a list of URLs');
-        if (bob && body.length > 0) fail("another user's subscriptions are visible");
-      }
+    case 'simple-get': {
+      const list =
+        plan.answering === 'json'
+          ? body
+          : plan.answering === 'jsonp'
+            ? JSON.parse(answer.text.slice(answer.text.indexOf('(') + 1, -1))
+            : undefined;
+      if (list !== undefined && !isStrings(list)) fail('not a list of URLs');
+      if (bob && (list?.length > 0 || /<podcast>/.test(answer.text)))
+        fail("another user's subscriptions are visible");
       break;
+    }
     default:
       break;
   }
+}
+
+/** A valid upload's `update_urls`: each URL sent is judged trimmed of white space; one the rules
+ * refuse is reported `[sent, ""]`, and one trimmed `[sent, something]`. */
+function checkUploadUrls(
+  sent: { add: string[]; remove: string[] },
+  pairs: string[][],
+  fail: (why: string) => never,
+) {
+  const reported = new Map(pairs.map(([from, to]) => [from, to]));
+  for (const url of [...sent.add, ...sent.remove]) {
+    const trimmed = trimLikeGpodder(url);
+    const checked = checkFeedUrl(trimmed);
+    if (!checked.ok && reported.get(url) !== '')
+      fail(`the refused URL ${JSON.stringify(url).slice(0, 100)} is not reported as [url, ""]`);
+    if (checked.ok && trimmed !== url && !reported.get(url))
+      fail(`the trimmed URL ${JSON.stringify(url).slice(0, 100)} is not reported as [sent, trimmed]`);
+  }
+}
+
+/** Valid episode actions' `update_urls`: `[sent, trimmed]` for each distinct podcast URL sent with
+ * white space around it, in the order sent, and nothing else. */
+function checkTrimmedPodcasts(sent: { podcast: string }[], pairs: string[][], fail: (why: string) => never) {
+  const want = new Map<string, string>();
+  for (const { podcast } of sent) {
+    const trimmed = trimLikeGpodder(podcast);
+    if (trimmed !== podcast) want.set(podcast, trimmed);
+  }
+  if (JSON.stringify(pairs) !== JSON.stringify([...want]))
+    fail(
+      `update_urls ${JSON.stringify(pairs).slice(0, 300)}, not the trimmed podcasts ${JSON.stringify([...want])}`,
+    );
 }
 
 /** With every bucket empty: what the rate limit lets through unanswered by a 429 — requests
