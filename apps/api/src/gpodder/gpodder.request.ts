@@ -52,15 +52,9 @@ export function invalidFormat(format: string, formats: readonly string[], whose:
 export const JSONP_CALLBACK = /^[A-Za-z_$][A-Za-z0-9_$.]{0,63}$/;
 const JSONP_REFUSED = `jsonp must name the callback: ${JSONP_CALLBACK.source}`;
 
-/** The query of a `jsonp` list: `jsonp`, the callback, required. */
-export const JSONP_QUERY = z.object({
-  jsonp: queryParameter(
-    'jsonp',
-    z.string(says(JSONP_REFUSED)).regex(JSONP_CALLBACK, says(JSONP_REFUSED)).meta({
-      description: 'The callback the JSON list is passed to: a JavaScript identifier or dotted path of them',
-      example: 'showSubscriptions',
-    }),
-  ),
+/** The query of a `jsonp` list: `jsonp`, the callback (required: see `parseJsonpCallback`). */
+const JSONP_QUERY = z.object({
+  jsonp: queryParameter('jsonp', z.string(says(JSONP_REFUSED)).regex(JSONP_CALLBACK, says(JSONP_REFUSED))),
 });
 
 export function parseJsonpCallback(query: Record<string, unknown>): string {

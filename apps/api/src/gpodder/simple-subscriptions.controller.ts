@@ -19,11 +19,11 @@ import {
   ApiExcludeEndpoint,
   ApiOkResponse,
   ApiOperation,
+  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import { AppendService } from '../append/append.service';
 import { ApiWriteErrors } from '../http/openapi';
-import { ApiQueries } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
@@ -31,7 +31,7 @@ import { ApiDeviceParam, ApiUserParam, GpodderRoute, GpodderUploadRoute } from '
 import { SIMPLE_LIST_SCHEMA, toJsonp, toUrlLines } from './gpodder.presenter';
 import {
   invalidFormat,
-  JSONP_QUERY,
+  JSONP_CALLBACK,
   parseDeviceId,
   parseJsonpCallback,
   parseSimpleList,
@@ -90,7 +90,18 @@ const ApiList = (format: UserListFormat, device: boolean) =>
         }),
     Header('Content-Type', CONTENT_TYPE[format]),
     // A script: no browser may read it as anything else.
-    ...(format === 'jsonp' ? [Header('X-Content-Type-Options', 'nosniff'), ApiQueries(JSONP_QUERY)] : []),
+    ...(format === 'jsonp'
+      ? [
+          Header('X-Content-Type-Options', 'nosniff'),
+          ApiQuery({
+            name: 'jsonp',
+            required: true,
+            description:
+              'The callback the JSON list is passed to: a JavaScript identifier or a dotted path of them',
+            schema: { type: 'string', pattern: JSONP_CALLBACK.source, example: 'showSubscriptions' },
+          }),
+        ]
+      : []),
     ...(device ? [ApiDeviceParam(), ApiWriteErrors(false)] : []),
   );
 
