@@ -56,7 +56,8 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000006');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000008');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000011');
-    expect((await recorded(v2)).length).toBe(17);
+    expect(await recorded(v2)).toContain('ReadModel_castlog_v2_EpisodeActionFlattr1732400000013');
+    expect((await recorded(v2)).length).toBe(19);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );
