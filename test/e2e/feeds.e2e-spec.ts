@@ -100,6 +100,20 @@ describe('feeds known by name', () => {
       );
       // A feed the catalog cannot name keeps its URL.
       expect((await exportedNames(app, alice)).get(unnamed)).toBe(unnamed);
+      // gpodder.net's podcast XML names them alike, escaped.
+      const xml = await fetch(new URL(`/subscriptions/${alice.name}.xml`, app.url), {
+        headers: { authorization: `Bearer ${alice.token}` },
+      });
+      expect(xml.headers.get('content-type')).toBe('application/xml; charset=utf-8');
+      const podcasts = [
+        ...(await xml.text()).matchAll(/<podcast>\s*<title>(.*)<\/title>\s*<url>(.*)<\/url>\s*<\/podcast>/g),
+      ].map(([, title, listed]) => [listed, title] as const);
+      expect(new Map(podcasts)).toEqual(
+        new Map([
+          [url, 'Tea &amp; Servers'],
+          [unnamed, unnamed],
+        ]),
+      );
       // The next fetch sends the validators back and the server answers 304.
       await poll('a conditional fetch', () =>
         server.requests.some((request) => request.path === path && request.headers['if-none-match'] === ETAG)

@@ -47,7 +47,6 @@ describe('gpodder.net authentication', () => {
     expect401(await post(login(alice.name), { authorization: basic(alice.name, 'wrong password') }));
     expect401(await post(login(alice.name)));
     expect401(await post(login('nobody-by-that-name'), { authorization: basic('nobody-by-that-name', 'x') }));
-    expect401(await post(logout(alice.name)));
   });
 
   it('answers 401 when the path names another user, whatever the credentials prove', async () => {
@@ -58,7 +57,21 @@ describe('gpodder.net authentication', () => {
       await post(login(alice.name), { authorization: basic(alice.name, alice.password) }),
     )!;
     expect401(await post(login(bob.name), { cookie: `sessionid=${session.value}` }));
-    expect401(await post(logout(bob.name), { cookie: `sessionid=${session.value}` }));
+    // gpodder.net's documented 400 for a logout with another user's cookie, whatever else is sent
+    for (const authorization of [undefined, basic(bob.name, bob.password)]) {
+      const refused = await post(logout(bob.name), {
+        cookie: `sessionid=${session.value}`,
+        ...(authorization === undefined ? {} : { authorization }),
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual(
+        errorBody(
+          400,
+          "Input could not be validated: the session cookie is another user's: log out as that user",
+        ),
+      );
+      expect(refused.headers.getSetCookie()).toEqual([]);
+    }
     // bob's own credentials still work, and alice's session was not ended by the refused logout
     expect((await post(login(bob.name), { authorization: basic(bob.name, bob.password) })).status).toBe(200);
     expect((await post(login(alice.name), { cookie: `sessionid=${session.value}` })).status).toBe(200);
@@ -98,8 +111,36 @@ describe('gpodder.net authentication', () => {
       attributes: expect.arrayContaining(['Max-Age=0', 'Path=/', 'HttpOnly']),
     });
     expect401(await post(login(alice.name), { cookie }));
-    expect401(await post(logout(alice.name), { cookie }));
+    // logged out already: 200 again, as gpodder.net documents
+    const again2 = await post(logout(alice.name), { cookie });
+    expect(again2.status).toBe(200);
+    expect(again2.body).toEqual({});
     expect(await app.users.sessionOwner(session.value)).toBeNull();
+  });
+
+  it('logs out without a cookie or credentials: 200 {}, whatever the path names', async () => {
+    for (const name of [alice.name, 'nobody-by-that-name']) {
+      const out = await post(logout(name));
+      expect(out.status).toBe(200);
+      expect(out.body).toEqual({});
+      expect(out.headers.get('www-authenticate')).toBeNull();
+      expect(sessionCookieOf(out)?.value).toBe('');
+    }
+    // Credentials are not read, right or wrong: only a cookie names a session to end.
+    for (const authorization of [basic(alice.name, 'wrong password'), `Bearer ${alice.token}`]) {
+      const out = await post(logout(alice.name), { authorization });
+      expect(out.status).toBe(200);
+      expect(out.body).toEqual({});
+    }
+    // A cookie naming no session at all: logged out already.
+    const unknown = await post(logout(alice.name), { cookie: 'sessionid=cl_nothing-like-a-session' });
+    expect(unknown.status).toBe(200);
+    // Alice's live session is untouched by all of it.
+    const session = sessionCookieOf(
+      await post(login(alice.name), { authorization: basic(alice.name, alice.password) }),
+    )!;
+    await post(logout(alice.name), { authorization: basic(alice.name, alice.password) });
+    expect((await app.users.sessionOwner(session.value))?.userId).toBe(alice.id);
   });
 
   it('accepts a Bearer token; the session cookie is no Bearer token and no /v1 credential', async () => {
@@ -169,5 +210,27 @@ describe('gpodder.net authentication with a rate limit of 3 a minute', () => {
         ).status,
       );
     expect(failures).toEqual([401, 401, 401, 429]);
+  });
+});
+
+describe('gpodder.net logout with a rate limit of 3 a minute', () => {
+  let app: CastlogUnderTest;
+  beforeAll(async () => (app = await startCastlog({ log: 'postgres', env: { RATE_LIMIT_PER_MINUTE: '3' } })));
+  afterAll(() => app?.close());
+
+  it('counts cookies naming no session as failed credentials of the address', async () => {
+    const dave = await app.freshUser();
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1)
+      statuses.push(
+        (
+          await app.anonymous.request('POST', logout(dave.name), {
+            headers: { cookie: `sessionid=cl_guessed-${i}` },
+          })
+        ).status,
+      );
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // without a cookie there is nothing to look up, and nothing refused
+    expect((await app.anonymous.request('POST', logout(dave.name))).status).toBe(200);
   });
 });

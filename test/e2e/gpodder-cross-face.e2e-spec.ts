@@ -366,6 +366,15 @@ describe('the OPA face (/v1) and the gpodder.net face (/api/2) of one account', 
     await deleteFinalized(guidC);
     await gpodder.upload([c]);
     await gpodder.uploadActions([{ podcast: b, episode: `${b}#1`, action: 'new' }]);
+    // Feed URLs trimmed of white space by the API, and gpodder.net's flattr action, replay alike.
+    const d = feed('mix-d');
+    expect((await gpodder.upload([`\t${d} `], [` ${b}\n`], 'laptop')).update_urls).toEqual([
+      [`\t${d} `, d],
+      [` ${b}\n`, b],
+    ]);
+    await gpodder.uploadActions([
+      { podcast: ` ${d}`, episode: `${d}#1`, action: 'flattr', timestamp: '2024-01-02T03:04:05' },
+    ]);
 
     // Everything applied and the saga's results logged before the log is replayed.
     await app.untilProjectionAtEnd();

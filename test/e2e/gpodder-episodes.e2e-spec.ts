@@ -109,6 +109,51 @@ describe('gpodder.net episode actions: /api/2/episodes/{user}.json', () => {
       ]);
     });
 
+    it('records flattr, as gpodder.net lists it, and answers it as uploaded', async () => {
+      const flattr = { podcast, episode: episode(1), action: 'flattr', timestamp: '2023-02-23T14:00:00' };
+      const response = await upload([
+        { podcast, episode: episode(2), action: 'play', position: 60 },
+        { ...flattr, device: 'phone', guid: 'episode-1-guid', position: 5 },
+        { podcast, episode: episode(3), action: 'Flattr', timestamp: '2023-02-23T15:00:00' },
+      ]);
+      expect(response.status).toBe(200);
+      const { actions } = (await download()).body;
+      expect(actions.slice(1)).toEqual([
+        { ...flattr, device: 'phone', guid: 'episode-1-guid' },
+        { podcast, episode: episode(3), action: 'flattr', timestamp: '2023-02-23T15:00:00' },
+      ]);
+      expect(
+        (await download(`?aggregated=true&podcast=${encodeURIComponent(podcast)}`)).body.actions,
+      ).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'flattr', episode: episode(1) })]));
+    });
+
+    it('trims the white space around a podcast URL, and reports [sent, trimmed] in update_urls', async () => {
+      const spaced = [` ${podcast}`, `${podcast}\n`];
+      const response = await upload([
+        { podcast: spaced[0], episode: episode(1), action: 'new', timestamp: '2023-02-23T14:00:00' },
+        { podcast: spaced[0], episode: episode(2), action: 'new', timestamp: '2023-02-23T14:00:00' },
+        { podcast: spaced[1], episode: episode(3), action: 'new', timestamp: '2023-02-23T14:00:00' },
+        { podcast, episode: ` ${episode(4)}`, action: 'new', timestamp: '2023-02-23T14:00:00' },
+      ]);
+      expect(response.status).toBe(200);
+      expect(response.body.update_urls).toEqual([
+        [spaced[0], podcast],
+        [spaced[1], podcast],
+      ]);
+      const { actions } = (await download(`?podcast=${encodeURIComponent(podcast)}`)).body;
+      expect(actions.map((action) => [action.podcast, action.episode])).toEqual([
+        [podcast, episode(1)],
+        [podcast, episode(2)],
+        [podcast, episode(3)],
+        // only the feed URL is trimmed: the episode is kept as sent
+        [podcast, ` ${episode(4)}`],
+      ]);
+      expect400(
+        await upload([{ podcast: ' \t ', episode: episode(1), action: 'new' }]),
+        'actions[0].podcast must be a non-empty string',
+      );
+    });
+
     it('drops started, position and total from an action other than play (they mean nothing there)', async () => {
       await upload([
         { podcast, episode: episode(1), action: 'download', started: 1, position: 2, total: 3 },
@@ -164,9 +209,12 @@ describe('gpodder.net episode actions: /api/2/episodes/{user}.json', () => {
         [[{ ...ok, podcast: '' }], 'actions[0].podcast must be a non-empty string'],
         [[{ ...ok, podcast: 42 }], 'actions[0].podcast must be a non-empty string'],
         [[{ podcast, action: 'new' }], 'actions[0].episode must be a non-empty string'],
-        [[{ ...ok, action: 'stream' }], 'actions[0].action must be one of download, play, delete, new'],
-        [[{ ...ok, action: 'flattr' }], 'actions[0].action must be one of download, play, delete, new'],
-        [[{ ...ok, action: null }], 'actions[0].action must be one of download, play, delete, new'],
+        [
+          [{ ...ok, action: 'stream' }],
+          'actions[0].action must be one of download, play, delete, new, flattr',
+        ],
+        [[{ ...ok, action: 'like' }], 'actions[0].action must be one of download, play, delete, new, flattr'],
+        [[{ ...ok, action: null }], 'actions[0].action must be one of download, play, delete, new, flattr'],
         [[{ ...ok, timestamp: 'yesterday' }], 'actions[0].timestamp must be an RFC 3339 date-time'],
         [[{ ...ok, timestamp: '2024-13-01T10:00:00' }], 'actions[0].timestamp must be an RFC 3339 date-time'],
         [[{ ...ok, timestamp: '2024-01-01' }], 'actions[0].timestamp must be an RFC 3339 date-time'],

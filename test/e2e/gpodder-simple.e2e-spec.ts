@@ -24,13 +24,14 @@ function simpleApi(app: CastlogUnderTest, user: TestUser) {
         .get<string[]>(
           device === undefined ? `/subscriptions/${user.name}.json` : devicePath(device, 'json'),
         ),
-    async text(format: 'opml' | 'txt', device?: string) {
+    async text(format: string, device?: string, query = '') {
       const path =
         device === undefined ? `/subscriptions/${user.name}.${format}` : devicePath(device, format);
-      const response = await fetch(new URL(path, app.url), { headers: auth });
+      const response = await fetch(new URL(`${path}${query}`, app.url), { headers: auth });
       return {
         status: response.status,
         type: response.headers.get('content-type'),
+        nosniff: response.headers.get('x-content-type-options'),
         text: await response.text(),
       };
     },
@@ -86,6 +87,7 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       expect(await simple.text('txt')).toEqual({
         status: 200,
         type: expect.stringMatching(/^text\/plain/),
+        nosniff: null,
         text: '',
       });
       const [a, b] = [feed('a'), feed('b')];
@@ -96,11 +98,114 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       expect(sorted(response.text.split('\n').filter((line) => line !== ''))).toEqual(sorted([a, b]));
     });
 
-    it('answers 404 for a format it does not have', async () => {
-      for (const path of [`/subscriptions/${alice.name}/phone.xml`, `/subscriptions/${alice.name}.html`]) {
-        const response = await app.as(alice).get(path);
-        expect(response.status).toBe(404);
-        expect(response.body).toEqual(errorBody(404, 'Resource not found'));
+    it('answers jsonp: the JSON list passed to the callback, as a script nobody may sniff', async () => {
+      const [a, b] = [feed('a'), `${feed('b')}?x=1&y=2`];
+      await subscribe([a, b]);
+      for (const device of ['phone', undefined]) {
+        const response = await simple.text('jsonp', device, '?jsonp=jQuery_1.cb$');
+        expect(response).toEqual({
+          status: 200,
+          type: 'application/javascript; charset=utf-8',
+          nosniff: 'nosniff',
+          text: expect.stringMatching(/^jQuery_1\.cb\$\(.*\)$/),
+        });
+        const list = JSON.parse(response.text.slice('jQuery_1.cb$('.length, -1));
+        expect(sorted(list)).toEqual(sorted([a, b]));
+      }
+      expect((await simple.text('jsonp', undefined, '?jsonp=cb')).text).toMatch(/^cb\(\[/);
+    });
+
+    it('refuses a jsonp callback that is missing or not an identifier with 400, script in it or not', async () => {
+      await subscribe([feed('a')]);
+      const hostile = [
+        '',
+        '?jsonp=',
+        '?other=cb',
+        `?jsonp=${encodeURIComponent('alert(1)//')}`,
+        `?jsonp=${encodeURIComponent('<script>')}`,
+        `?jsonp=${encodeURIComponent('</script><script>alert(1)</script>')}`,
+        `?jsonp=${'a'.repeat(200)}`,
+        `?jsonp=${'a'.repeat(65)}`,
+        '?jsonp=1cb',
+        '?jsonp=cb%0A',
+        '?jsonp=cb;alert(1)',
+        '?jsonp=a&jsonp=b',
+        `?jsonp=${encodeURIComponent('cb ')}`,
+        '?jsonp=%E2%80%A8',
+      ];
+      for (const query of hostile)
+        for (const device of ['phone', undefined]) {
+          const response = await simple.text('jsonp', device, query);
+          expect([query, response.status, response.type]).toEqual([
+            query,
+            400,
+            'application/json; charset=utf-8',
+          ]);
+          expect(JSON.parse(response.text)).toEqual(
+            INVALID(/: jsonp must (name the callback: |be given once$)/),
+          );
+          expect(response.text).not.toMatch(/alert|script/);
+        }
+      // 64 characters is the most a callback has
+      expect((await simple.text('jsonp', 'phone', `?jsonp=${'a'.repeat(64)}`)).status).toBe(200);
+    });
+
+    it("answers the user's list as gpodder.net's podcast XML, titled by the URL until castlog knows the feed", async () => {
+      expect(await simple.text('xml')).toEqual({
+        status: 200,
+        type: 'application/xml; charset=utf-8',
+        nosniff: null,
+        text: '<?xml version="1.0" encoding="UTF-8"?>\n<podcasts/>\n',
+      });
+      const [a, b] = [feed('a'), `${feed('b')}?x=1&y=2`];
+      await subscribe([a, b]);
+      const { text } = await simple.text('xml');
+      const podcasts = [
+        ...text.matchAll(/<podcast>\s*<title>(.*)<\/title>\s*<url>(.*)<\/url>\s*<\/podcast>/g),
+      ].map(([, title, url]) => `${title} ${url}`);
+      const escaped = b.replace(/&/g, '&amp;');
+      expect(sorted(podcasts)).toEqual(sorted([`${a} ${a}`, `${escaped} ${escaped}`]));
+      expect(text).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<podcasts>\n/);
+    });
+
+    it('answers 400 "Invalid format" for a format it does not have, a device\'s xml among them', async () => {
+      for (const [path, detail] of [
+        [
+          `/subscriptions/${alice.name}/phone.xml`,
+          `Invalid format "xml": a device's list is json, jsonp, opml or txt`,
+        ],
+        [
+          `/subscriptions/${alice.name}/my.phone.yaml`,
+          `Invalid format "yaml": a device's list is json, jsonp, opml or txt`,
+        ],
+        [
+          `/subscriptions/${alice.name}.html`,
+          `Invalid format "html": the user's list is json, jsonp, opml, txt or xml`,
+        ],
+        [
+          `/subscriptions/${alice.name}.JSON`,
+          `Invalid format "JSON": the user's list is json, jsonp, opml, txt or xml`,
+        ],
+      ]) {
+        const response = await fetch(new URL(path!, app.url), {
+          headers: { authorization: `Bearer ${alice.token}` },
+        });
+        expect([path, response.status]).toEqual([path, 400]);
+        expect(await response.json()).toEqual(INVALID(detail));
+      }
+      // the credentials first: 401 for another user's path whatever its format
+      const bob = await app.freshUser();
+      const other = await fetch(new URL(`/subscriptions/${bob.name}/phone.yaml`, app.url), {
+        headers: { authorization: `Bearer ${alice.token}` },
+      });
+      expect(other.status).toBe(401);
+      // a path without a format, or with an empty one, is no list at all
+      for (const path of [`/subscriptions/${alice.name}/phone`, `/subscriptions/${alice.name}/phone.`]) {
+        const none = await fetch(new URL(path, app.url), {
+          headers: { authorization: `Bearer ${alice.token}` },
+        });
+        expect([path, none.status]).toEqual([path, 404]);
+        expect(await none.json()).toEqual(errorBody(404, 'Resource not found'));
       }
     });
 
@@ -168,6 +273,23 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       );
       expect(response.status).toBe(200);
       expect(sorted((await simple.json()).body)).toEqual(sorted([a, b]));
+    });
+
+    it('trims the white space around each URL in every format, as gpodder.net does', async () => {
+      const [a, b] = [feed('a'), feed('b')];
+      await subscribe([a]);
+      const spaced = [` ${a}\t`, `\u00a0${b}\u3000`];
+      for (const [format, body] of [
+        ['json', JSON.stringify(spaced)],
+        ['opml', opmlOf(spaced)],
+        ['txt', `${spaced.join('\n')}\n`],
+      ] as const) {
+        const response = await simple.put(format, body, 'text/plain');
+        expect([format, response.status]).toEqual([format, 200]);
+        expect([format, sorted((await simple.json()).body)]).toEqual([format, sorted([a, b])]);
+      }
+      // one subscription each: the spaced spellings landed on the feeds they name
+      expect((await app.as(alice).get('/v1/subscriptions')).body.total).toBe(2);
     });
 
     it('an empty list unsubscribes from everything', async () => {
@@ -262,9 +384,29 @@ describe('gpodder.net simple API: /subscriptions/{user}[/{device}].{json|opml|tx
       expect((await app.as(bob).get(`/subscriptions/${bob.name}.json`)).body).toEqual([mine]);
     });
 
-    it('answers 404 for a format it does not have', async () => {
-      const response = await simple.put('xml', '[]', 'application/json');
-      expect(response.status).toBe(404);
+    it('reads a jsonp PUT as a JSON list (the callback wraps answers only)', async () => {
+      const [a, b] = [feed('a'), feed('b')];
+      await subscribe([a]);
+      const response = await simple.put('jsonp', JSON.stringify([b]), 'application/javascript');
+      expect(response.status).toBe(200);
+      expect(response.text).toBe('');
+      expect((await simple.json()).body).toEqual([b]);
+      expect400(
+        await simple.put('jsonp', `cb(${JSON.stringify([a])})`, 'text/plain'),
+        'the body is not JSON',
+      );
+      expect((await simple.json()).body).toEqual([b]);
+    });
+
+    it('answers 400 "Invalid format" for a format it does not have, and changes nothing', async () => {
+      const a = feed('a');
+      await subscribe([a]);
+      for (const format of ['xml', 'yaml', 'JSON'])
+        expect400(
+          await simple.put(format, '[]', 'application/json'),
+          `Invalid format "${format}": a device's list is json, jsonp, opml or txt`,
+        );
+      expect((await simple.json()).body).toEqual([a]);
     });
   });
 });

@@ -107,6 +107,78 @@ describe('gpodder.net subscriptions: /api/2/subscriptions/{user}/{device}.json',
       expect((await changes()).body).toEqual({ add: [], remove: [], timestamp: expect.any(Number) });
     });
 
+    describe('feed URLs with white space around them (gpodder.net trims them first)', () => {
+      it('subscribes to the trimmed URL and reports [sent, trimmed]; a spaced remove unsubscribes', async () => {
+        const [spaced, rs] = [feed('spaced'), feed('rs')];
+        expect((await upload([rs])).status).toBe(200);
+        const added = await upload([` ${spaced}`]);
+        expect(added.status).toBe(200);
+        expect(added.body.update_urls).toEqual([[` ${spaced}`, spaced]]);
+        expect(sorted((await changes()).body.add)).toEqual(sorted([spaced, rs]));
+
+        const removed = await upload([], [`${rs} `]);
+        expect(removed.body.update_urls).toEqual([[`${rs} `, rs]]);
+        const after = await changes(added.body.timestamp);
+        expect(after.body).toEqual({ add: [spaced], remove: [rs], timestamp: removed.body.timestamp });
+        // one subscription each, unsubscribed rather than deleted, through /v1 too
+        const listed = (await app.as(alice).get('/v1/subscriptions')).body.subscriptions;
+        expect(
+          listed.map((s: { feed_url: string; is_subscribed: boolean }) => [s.feed_url, s.is_subscribed]),
+        ).toEqual(
+          expect.arrayContaining([
+            [spaced, true],
+            [rs, false],
+          ]),
+        );
+        expect(listed).toHaveLength(2);
+      });
+
+      it("trims every white space Python's strip() does, then applies castlog's rules to what is left", async () => {
+        const [a, b, stored] = [feed('tabs'), feed('nbsp'), feed('spelt')];
+        expect((await upload([stored])).status).toBe(200);
+        const otherSpelling = stored.replace('https://', 'HTTPS://').replace('.com/', '.com:443/');
+        const sent = [
+          `\t${a}\r\n`,
+          `\u00a0\u3000${b}\u2028`,
+          ` ${otherSpelling}`,
+          ' ftp://example.com/rss ',
+          ' \t ',
+          `\u200b${feed('zero-width')}`,
+        ];
+        const response = await upload(sent);
+        expect(response.status).toBe(200);
+        expect(sorted(response.body.update_urls.map((pair: string[]) => JSON.stringify(pair)))).toEqual(
+          sorted(
+            [
+              [sent[0], a],
+              [sent[1], b],
+              [sent[2], stored],
+              [sent[3], ''],
+              [sent[4], ''],
+              // a zero-width space is no white space: the URL stays invalid
+              [sent[5], ''],
+            ].map((pair) => JSON.stringify(pair)),
+          ),
+        );
+        expect(sorted((await changes()).body.add)).toEqual(sorted([a, b, stored]));
+      });
+
+      it('refuses a URL added and removed once trimmed, with 400', async () => {
+        const a = feed('both');
+        expect400(await upload([` ${a}`], [`${a}\n`]), `${a} is both added and removed`);
+        expect((await changes()).body.add).toEqual([]);
+      });
+
+      it('leaves /v1 to its own rules: a spaced feed_url is refused there', async () => {
+        const a = feed('v1');
+        const response = await app
+          .as(alice)
+          .post('/v1/subscriptions', { subscriptions: [{ feed_url: ` ${a}` }] });
+        expect(response.status).toBe(200);
+        expect(response.body.failure).toEqual([{ feed_url: ` ${a}`, message: 'Invalid URL' }]);
+      });
+    });
+
     it('reads the body as JSON whatever the Content-Type (mygpoclient labels it form-urlencoded)', async () => {
       const [a, b] = [feed('a'), feed('b')];
       const form = await uploadRaw(JSON.stringify({ add: [a], remove: [] }), {

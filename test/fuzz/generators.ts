@@ -63,8 +63,30 @@ export type GpodderRoute =
 export type Validity = 'valid' | 'invalid' | 'unsure';
 
 /** What a gpodder.net route's 2xx body is: JSON, nothing (gpodder.net's empty 200), or the simple
- * API's OPML or text. */
-export type Answering = 'json' | 'empty' | 'opml' | 'txt';
+ * API's JSONP, OPML, text or podcast XML. */
+export type Answering = 'json' | 'empty' | 'jsonp' | 'opml' | 'txt' | 'xml';
+
+/** A feed URL as the gpodder.net face reads it: without the white space Python's `str.strip()`
+ * strips (JavaScript's `\s`, less nothing Python keeps but U+FEFF, which castlog strips too, plus
+ * U+001C–U+001F and U+0085), written out apart from the service's own loop. */
+const GPODDER_SPACE = '[\\s\\u001c-\\u001f\\u0085]';
+const AROUND = new RegExp(`^${GPODDER_SPACE}+|${GPODDER_SPACE}+$`, 'g');
+export const trimLikeGpodder = <T>(url: T): T | string =>
+  typeof url === 'string' ? url.replace(AROUND, '') : url;
+
+/** White space gpodder.net trims from around a feed URL, as clients leave it there. */
+export const URL_SPACE = fc.constantFrom(
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\r\n',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  '\u0085',
+  '\u001f',
+);
 
 export interface Plan {
   readonly route: RouteName;
@@ -283,6 +305,10 @@ export const feedUrl: fc.Arbitrary<unknown> = fc.oneof(
       'https://fuzz\u0000.example.com/',
       'https://user:pass@fuzz.example.com/',
       ' https://fuzz.example.com/ ',
+      '\thttps://fuzz6.example.com/feed.xml\r\n',
+      '\u00a0HTTPS://FUZZ7.example.com:443/feed.xml\u3000',
+      ' \t ',
+      '\u200bhttps://fuzz.example.com/zero-width',
       'https://fuzz.example.com/\ud800',
       'https://例え.テスト/フィード',
     ),
@@ -1215,7 +1241,9 @@ export function uploadValidity(value: unknown): Validity {
   if ((add !== undefined && !Array.isArray(add)) || (remove !== undefined && !Array.isArray(remove)))
     return 'invalid';
   const lists = [add ?? [], remove ?? []] as unknown[][];
-  if (conflictingUrl(lists[0]!, lists[1]!) !== undefined) return 'invalid';
+  // One URL in both lists once trimmed of white space refuses the upload.
+  if (conflictingUrl(lists[0]!.map(trimLikeGpodder), lists[1]!.map(trimLikeGpodder)) !== undefined)
+    return 'invalid';
   if (add === undefined || remove === undefined || extraKeys(value, ['add', 'remove'])) return 'unsure';
   if (lists.some((list) => list.some((url) => typeof url !== 'string'))) return 'unsure';
   return lists[0]!.length + lists[1]!.length > 1000 ? 'unsure' : 'valid';
@@ -1233,6 +1261,8 @@ export function actionsValidity(value: unknown): Validity {
     // Decision left open by the contract: an action in another case (`PLAY`).
     if (kind !== action.action) return 'unsure';
     if (typeof podcast !== 'string' || typeof episode !== 'string') return 'invalid';
+    // A podcast URL of white space only is empty once trimmed.
+    if (trimLikeGpodder(podcast) === '') return 'invalid';
     if (device !== undefined && !isDeviceId(device)) return 'invalid';
     if (timestamp !== undefined && typeof timestamp !== 'string') return 'invalid';
     if (guid !== undefined && typeof guid !== 'string') return 'unsure';
@@ -1528,6 +1558,12 @@ const settingsTarget: fc.Arbitrary<{ rest: string; clean: boolean; validity: Val
 const simpleList = fc.array(
   fc.oneof(
     { weight: 6, arbitrary: plausibleFeedUrl },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(URL_SPACE, fc.nat(20), URL_SPACE)
+        .map(([before, n, after]) => `${before}https://fuzz${n}.example.com/feed.xml${after}`),
+    },
     { weight: 1, arbitrary: fc.constantFrom('ftp://x.example/feed', 'no-scheme.example.com/feed', '') },
   ),
   { maxLength: 6 },
@@ -1539,25 +1575,78 @@ const opmlOf = (urls: readonly string[]) =>
     .map((url) => `<outline type="rss" text="f" xmlUrl="${xmlEscape(url)}"/>`)
     .join('')}</body></opml>`;
 
-type Format = 'json' | 'opml' | 'txt';
+/** A device's list's formats; the user's list has `xml` too. */
+type Format = 'json' | 'jsonp' | 'opml' | 'txt';
+const DEVICE_FORMATS: readonly string[] = ['json', 'jsonp', 'opml', 'txt'];
+const USER_FORMATS: readonly string[] = [...DEVICE_FORMATS, 'xml'];
+/** Formats served; formats no list has (400 "Invalid format", whatever the device: the router
+ * splits the segment at its last dot); and extensions the router splits elsewhere (`.json.json` is
+ * the format `json` of a device or user ending in `.json`; `phone.` has an empty format). */
+const INVALID_FORMATS = ['JSON', 'html', 'yaml', 'xml2'];
 const FORMAT = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom<Format>('json', 'opml', 'txt') },
-  { weight: 1, arbitrary: fc.constantFrom('xml', 'JSON', 'html', 'json.json', 'jsonp', '') },
+  { weight: 8, arbitrary: fc.constantFrom('json', 'jsonp', 'opml', 'txt', 'xml') },
+  { weight: 2, arbitrary: fc.constantFrom(...INVALID_FORMATS) },
+  { weight: 1, arbitrary: fc.constantFrom('json.json', 'opml.bak', '') },
 );
 
-const isFormat = (format: string): format is Format => ['json', 'opml', 'txt'].includes(format);
+/** How the route judges `{device}.{format}` (`device` undefined: the user's list): a format of the
+ * list's by the device's pattern; another without a dot is 400 "Invalid format" whatever the
+ * device; the rest is left open. */
+const routedList = (device: DeviceSegment | undefined, format: string): Validity => {
+  const formats = device === undefined ? USER_FORMATS : DEVICE_FORMATS;
+  if (formats.includes(format)) return device === undefined || device.valid ? 'valid' : 'invalid';
+  return format === '' || format.includes('.') ? 'unsure' : 'invalid';
+};
 
-/** How the route judges `{device}.{format}`: by the device's pattern when the format is one of the
- * three; otherwise the router may split the segment elsewhere (`/.json.json` is device `.json`). */
-const routedDevice = (device: DeviceSegment, format: string): Validity =>
-  !isFormat(format) ? 'unsure' : device.valid ? 'valid' : 'invalid';
+/** The router places the path where the plan means it: a clean device, and a format it splits off
+ * whole. */
+const routedClean = (device: DeviceSegment | undefined, format: string): boolean =>
+  (device?.clean ?? true) && routedList(device, format) !== 'unsure';
+
+/** The `jsonp` query of a JSONP list: a callback of the contract's pattern (valid), or one that is
+ * missing, too long, or carries script (400). */
+const jsonpQuery: fc.Arbitrary<{ text: string; validity: Validity }> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .constantFrom('cb', 'jQuery.cb_1', '$', '_x$9', 'a'.repeat(64))
+      .map((callback) => ({ text: `?jsonp=${callback}`, validity: 'valid' as Validity })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom(
+          '',
+          '?jsonp=',
+          '?jsonp=alert(1)//',
+          '?jsonp=%3Cscript%3E',
+          `?jsonp=${'a'.repeat(200)}`,
+          `?jsonp=${'a'.repeat(65)}`,
+          '?jsonp=1cb',
+          '?jsonp=cb%0A',
+          '?jsonp=a&jsonp=b',
+          '?callback=cb',
+        ),
+        nastyString.map((text) => `?jsonp=${percentEncode(text)}`),
+      )
+      .map((text) => ({ text, validity: 'invalid' as Validity })),
+  },
+);
+
+/** What a simple-API GET answers in `format`. */
+const simpleAnswering = (format: string): Answering =>
+  format === 'opml' || format === 'txt' || format === 'jsonp' || format === 'xml' ? format : 'json';
 
 /** A simple-API PUT body for the format: a well-formed list (valid), or garbage. */
 const simpleBody = (format: string): fc.Arbitrary<GpBody> => {
   const judgeUrls = (urls: unknown[]): Validity =>
-    urls.every((url) => typeof url === 'string' && checkFeedUrl(url).ok) ? 'valid' : 'unsure';
+    urls.every((url) => typeof url === 'string' && checkFeedUrl(trimLikeGpodder(url)).ok)
+      ? 'valid'
+      : 'unsure';
   switch (format) {
     case 'json':
+    case 'jsonp':
       return fc.oneof(
         {
           weight: 6,
@@ -1577,7 +1666,8 @@ const simpleBody = (format: string): fc.Arbitrary<GpBody> => {
               .filter((url) => url !== '')
               .map((url) => `${url}\n`)
               .join(''),
-            validity: judgeUrls(urls.filter((url) => url !== '')),
+            // A line break in a URL's white space makes lines of its own: blank ones are skipped.
+            validity: judgeUrls(urls.filter((url) => trimLikeGpodder(url) !== '')),
           })),
         },
         {
@@ -1593,7 +1683,8 @@ const simpleBody = (format: string): fc.Arbitrary<GpBody> => {
           weight: 6,
           arbitrary: simpleList.map((urls) => ({
             text: opmlOf(urls.filter((url) => url !== '')),
-            validity: judgeUrls(urls.filter((url) => url !== '')),
+            // An outline whose xmlUrl is white space only is no feed.
+            validity: judgeUrls(urls.filter((url) => trimLikeGpodder(url) !== '')),
           })),
         },
         {
@@ -1957,18 +2048,18 @@ export const gpodderPlansFor = (withSession: boolean): fc.Arbitrary<Plan> =>
     {
       weight: 3,
       arbitrary: withUser(gpodderAuth(withSession, true), () =>
-        fc.tuple(fc.option(deviceSegment, { nil: undefined }), FORMAT, gpMethod('GET')),
-      ).map(([auth, user, [device, format, method], headers]) =>
+        fc.tuple(fc.option(deviceSegment, { nil: undefined }), FORMAT, gpMethod('GET'), jsonpQuery),
+      ).map(([auth, user, [device, format, method, jsonp], headers]) =>
         gpodderRequest({
           route: 'simple-get',
           method,
           auth,
           headers,
           user,
-          rest: `${device === undefined ? '' : `/${device.text}`}.${format}`,
-          clean: (device?.clean ?? true) && isFormat(format),
-          validity: device === undefined ? 'valid' : routedDevice(device, format),
-          answering: format === 'opml' ? 'opml' : format === 'txt' ? 'txt' : 'json',
+          rest: `${device === undefined ? '' : `/${device.text}`}.${format}${format === 'jsonp' ? jsonp.text : ''}`,
+          clean: routedClean(device, format),
+          validity: judged(routedList(device, format), format === 'jsonp' ? jsonp.validity : 'valid'),
+          answering: simpleAnswering(format),
         }),
       ),
     },
@@ -1993,8 +2084,8 @@ export const gpodderPlansFor = (withSession: boolean): fc.Arbitrary<Plan> =>
             headers,
             user,
             rest: `/${device.text}.${format}`,
-            clean: device.clean && isFormat(format),
-            validity: routedDevice(device, format),
+            clean: routedClean(device, format),
+            validity: routedList(device, format),
             answering: 'empty',
             body,
             contentType,
@@ -2056,10 +2147,17 @@ export const gpodderPlans = gpodderPlansFor(true);
 const CAROL_FEEDS = 8;
 /** The same feed as a client may spell it: as stored, host upper-cased, default port, fragment. */
 const carolFeed = fc
-  .tuple(fc.nat(CAROL_FEEDS - 1), fc.constantFrom('plain', 'upper', 'port', 'fragment'))
-  .map(([n, spelling]) => {
+  .tuple(
+    fc.nat(CAROL_FEEDS - 1),
+    fc.constantFrom('plain', 'upper', 'port', 'fragment', 'spaced'),
+    URL_SPACE,
+    URL_SPACE,
+  )
+  .map(([n, spelling, before, after]) => {
     const url = `https://carol${n}.example.com/feed-${n}.xml`;
     switch (spelling) {
+      case 'spaced':
+        return `${before}${url}${after}`;
       case 'upper':
         return url.replace(`https://carol${n}.example.com`, `HTTPS://CAROL${n}.Example.COM`);
       case 'port':
@@ -2131,7 +2229,7 @@ export const carolPlans: fc.Arbitrary<Plan> = fc.oneof(
           carolUrl.filter((url) => !url.includes('x'.repeat(100))),
           { maxLength: 5 },
         ),
-        format: fc.constantFrom<Format>('json', 'json', 'txt', 'opml'),
+        format: fc.constantFrom<Format>('json', 'json', 'jsonp', 'txt', 'opml'),
         device: fc.constantFrom('phone', 'laptop'),
         basic: fc.boolean(),
       })
@@ -2148,15 +2246,20 @@ export const carolPlans: fc.Arbitrary<Plan> = fc.oneof(
           answering: 'empty',
           body: {
             text:
-              format === 'json'
+              format === 'json' || format === 'jsonp'
                 ? JSON.stringify(urls)
                 : format === 'opml'
                   ? opmlOf(urls)
                   : urls.map((url) => `${url}\n`).join(''),
-            validity: urls.every((url) => checkFeedUrl(url).ok) ? 'valid' : 'unsure',
+            validity: urls.every((url) => checkFeedUrl(trimLikeGpodder(url)).ok) ? 'valid' : 'unsure',
           },
           contentType: {
-            type: format === 'json' ? 'application/json' : format === 'opml' ? 'text/x-opml' : 'text/plain',
+            type:
+              format === 'json' || format === 'jsonp'
+                ? 'application/json'
+                : format === 'opml'
+                  ? 'text/x-opml'
+                  : 'text/plain',
             sure: true,
           },
         }),

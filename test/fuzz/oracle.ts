@@ -8,6 +8,7 @@ import {
   materialize,
   Plan,
   RouteName,
+  trimLikeGpodder,
   UPLOAD_BODY_LIMIT,
   World,
 } from './generators';
@@ -125,8 +126,9 @@ const GPODDER_RULES: Readonly<Record<GpodderRoute, { method: string; pattern: Re
     method: 'POST',
     pattern: /^\/api\/2\/settings\/[^/]+\/(?:account|device|podcast|episode)\.json$/,
   },
-  'simple-get': { method: 'GET', pattern: /^\/subscriptions\/[^/]+(?:\/[^/]+)?\.(?:json|opml|txt)$/ },
-  'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.(?:json|opml|txt)$/ },
+  // Any extension: one the lists do not have is 400 "Invalid format".
+  'simple-get': { method: 'GET', pattern: /^\/subscriptions\/[^/]+(?:\/[^/]+)?\.[^/.]+$/ },
+  'simple-put': { method: 'PUT', pattern: /^\/subscriptions\/[^/]+\/[^/]+\.[^/.]+$/ },
 };
 
 /** The routes that take uploads of up to 10,000 actions or URLs, with a body limit of their own. */
@@ -231,6 +233,7 @@ function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
   // A body over the route's limit is refused, or its path is not found first.
   if (bodyBytes > (GPODDER_UPLOADS.has(plan.route as GpodderRoute) ? UPLOAD_BODY_LIMIT : BODY_LIMIT))
     return new Set(plan.clean ? [413] : [413, 404]);
+  if (plan.route === 'gp-logout') return allowedOnLogout(plan);
   const allowed = new Set<number>();
   // A path the router cannot read as the route (an empty, encoded-slash or over-long segment, an
   // unknown format) is not found, whatever its body, or refused as input, or its user is nobody.
@@ -244,6 +247,20 @@ function allowedOnGpodder(plan: Plan, bodyBytes: number): Set<number> {
   if (plan.input !== 'valid') allowed.add(400);
   // Episode actions of a device the user does not have may be not found, as on gpodder.net.
   if (plan.route === 'gp-episodes' && /[?&]device=/.test(plan.target)) allowed.add(404);
+  return allowed;
+}
+
+/** Logout reads the session cookie alone (CONTRACT: 200 without a cookie or credentials and when
+ * logged out, 400 for a cookie of another user's session): 200 whatever the credentials; with a
+ * cookie, 400 when the path names someone else, and 429 once cookies naming no session have
+ * emptied the address's bucket of failed credentials. */
+function allowedOnLogout(plan: Plan): Set<number> {
+  const allowed = new Set([200]);
+  if (!plan.clean) [400, 401, 404].forEach((status) => allowed.add(status));
+  if (plan.headers.cookie !== undefined) {
+    allowed.add(429);
+    if (plan.pathUser !== 'own') allowed.add(400);
+  }
   return allowed;
 }
 
@@ -287,6 +304,14 @@ export function checkAnswer(
     if (answering === 'empty' && text !== '') fail('a body where gpodder.net answers an empty 200');
     if (answering === 'opml' && (!/xml|opml/i.test(type) || !/<opml\b/.test(text)))
       fail('not an OPML answer');
+    if (answering === 'xml' && (!/^application\/xml\b/i.test(type) || !/<podcasts\b/.test(text)))
+      fail("not gpodder.net's podcast XML");
+    if (answering === 'jsonp') {
+      if (!/^application\/javascript\b/i.test(type))
+        fail(`content-type ${JSON.stringify(type)}, not a script`);
+      if (answer.header('x-content-type-options') !== 'nosniff') fail('a script without nosniff');
+      if (!/^[A-Za-z_$][A-Za-z0-9_$.]{0,63}\(\[.*\]\)$/s.test(text)) fail('not a callback of a JSON list');
+    }
     if (answering === 'txt' && !/^text\/plain\b/i.test(type))
       fail(`content-type ${JSON.stringify(type)}, not text`);
     return;
@@ -397,13 +422,10 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
       const pairs = body.update_urls;
       if (!Array.isArray(pairs) || !pairs.every((pair) => isStrings(pair) && pair.length === 2))
         fail('update_urls is not a list of pairs of strings');
-      if (plan.route === 'gp-upload' && plan.input === 'valid' && typeof plan.body === 'string') {
-        const sent = JSON.parse(materialize(plan.body, world)) as { add: string[]; remove: string[] };
-        for (const url of [...sent.add, ...sent.remove]) {
-          const checked = checkFeedUrl(url);
-          if (!checked.ok && !pairs.some((pair: string[]) => pair[0] === checked.feedUrl && pair[1] === ''))
-            fail(`the refused URL ${JSON.stringify(url).slice(0, 100)} is not reported as [url, ""]`);
-        }
+      if (plan.input === 'valid' && typeof plan.body === 'string') {
+        const sent = JSON.parse(materialize(plan.body, world));
+        if (plan.route === 'gp-upload') checkUploadUrls(sent, pairs, fail);
+        else checkTrimmedPodcasts(sent, pairs, fail);
       }
       break;
     }
@@ -465,12 +487,18 @@ function checkGpodderAnswer(plan: Plan, answer: Answer, world: World, fail: (why
         checkSettingsAnswer(JSON.parse(materialize(plan.body, world)), body, fail);
       break;
     }
-    case 'simple-get':
-      if (plan.answering === 'json') {
-        if (!isStrings(body)) fail('not a list of URLs');
-        if (bob && body.length > 0) fail("another user's subscriptions are visible");
-      }
+    case 'simple-get': {
+      const list =
+        plan.answering === 'json'
+          ? body
+          : plan.answering === 'jsonp'
+            ? JSON.parse(answer.text.slice(answer.text.indexOf('(') + 1, -1))
+            : undefined;
+      if (list !== undefined && !isStrings(list)) fail('not a list of URLs');
+      if (bob && (list?.length > 0 || /<podcast>/.test(answer.text)))
+        fail("another user's subscriptions are visible");
       break;
+    }
     default:
       break;
   }
@@ -493,12 +521,50 @@ function checkSettingsAnswer(
       fail(`the key ${JSON.stringify(key)} is not answered with the value set`);
 }
 
+/** A valid upload's `update_urls`: each URL sent is judged trimmed of white space; one the rules
+ * refuse is reported `[sent, ""]`, and one trimmed `[sent, something]`. */
+function checkUploadUrls(
+  sent: { add: string[]; remove: string[] },
+  pairs: string[][],
+  fail: (why: string) => never,
+) {
+  const reported = new Map(pairs.map(([from, to]) => [from, to]));
+  for (const url of [...sent.add, ...sent.remove]) {
+    const trimmed = trimLikeGpodder(url);
+    const checked = checkFeedUrl(trimmed);
+    if (!checked.ok && reported.get(url) !== '')
+      fail(`the refused URL ${JSON.stringify(url).slice(0, 100)} is not reported as [url, ""]`);
+    if (checked.ok && trimmed !== url && !reported.get(url))
+      fail(`the trimmed URL ${JSON.stringify(url).slice(0, 100)} is not reported as [sent, trimmed]`);
+  }
+}
+
+/** Valid episode actions' `update_urls`: `[sent, trimmed]` for each distinct podcast URL sent with
+ * white space around it, in the order sent, and nothing else. */
+function checkTrimmedPodcasts(sent: { podcast: string }[], pairs: string[][], fail: (why: string) => never) {
+  const want = new Map<string, string>();
+  for (const { podcast } of sent) {
+    const trimmed = trimLikeGpodder(podcast);
+    if (trimmed !== podcast) want.set(podcast, trimmed);
+  }
+  if (JSON.stringify(pairs) !== JSON.stringify([...want]))
+    fail(
+      `update_urls ${JSON.stringify(pairs).slice(0, 300)}, not the trimmed podcasts ${JSON.stringify([...want])}`,
+    );
+}
+
 /** With every bucket empty: what the rate limit lets through unanswered by a 429 — requests
  * refused before the limit is consulted (the router, Node's parser, the body parser, and
  * credentials: failed authentication is not rate-limited). */
 export function allowedWhenLimited(plan: Plan, _bodyBytes: number, headBytes: number): Set<number> {
   const allowed = new Set<number>();
   if (!METHODS_NODE_PARSES.has(plan.method) || headBytes > MAX_HEADER_BYTES - 2_000) allowed.add(405);
+  if (plan.route === 'gp-logout') {
+    // No guard and no user's bucket: only the address's, when a cookie names no session.
+    const allowed = allowedOnLogout(plan);
+    if (plan.body !== undefined) allowed.add(413);
+    return allowed;
+  }
   if (isGpodder(plan.route)) {
     // The gpodder guard: only a body over the limit before it (413); credentials of nobody or of
     // another user 401 (or 429 once failed credentials have emptied the address's bucket); the

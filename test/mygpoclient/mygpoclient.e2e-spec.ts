@@ -6,7 +6,8 @@ import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castl
 /**
  * A real client: gPodder's client library mygpoclient (Debian's python3-mygpoclient, for
  * /usr/bin/python3) drives castlog through a full sync — devices, subscription upload and download
- * with since, a second device, episode actions, settings, the simple API, refusals — with its own classes
+ * with since, a second device, episode actions, settings, the simple API, URLs with white space
+ * around them, refusals — with its own classes
  * (test/mygpoclient/sync.py, which asserts what mygpoclient's callers rely on and prints a JSON line
  * per step). This spec starts castlog, creates the user, runs the script, and checks its output and
  * the state it left through the other face, /v1.
@@ -89,6 +90,7 @@ if (!gpodderInstalled)
       'challenges',
       'simple',
       'pull_subscriptions',
+      'update_subscriptions',
       'unauthorized',
       'done',
     ]);
@@ -117,7 +119,8 @@ if (!gpodderInstalled)
       .map((item: { feed_url: string }) => item.feed_url)
       .sort();
     expect(subscribed).toEqual(done.feeds);
-    expect(listed.body.total).toBe(5);
+    // A to E, and the feed uploaded with white space around it, once
+    expect(listed.body.total).toBe(6);
   }, 120_000);
 
   it('uploads 10,000 episode actions at once, and reads the 413 of an upload over the limit rather than a broken pipe', async () => {

@@ -188,10 +188,21 @@ after_put = client.pull_subscriptions(DESKTOP, seen.since)
 assert C in after_put.remove and D in after_put.remove and E in after_put.add, vars(after_put)
 report('pull_subscriptions', after_put=True)
 
+# URLs with white space around them, as a user pastes one: gpodder.net trims them first and says
+# so in update_urls; a spaced remove unsubscribes the feed it names.
+F = feed('f')
+spaced_add, spaced_remove = ' %s\t' % F, '%s ' % E
+trimmed = client.update_subscriptions(LAPTOP, [spaced_add], [spaced_remove])
+assert sorted(trimmed.update_urls) == sorted([(spaced_add, F), (spaced_remove, E)]), trimmed.update_urls
+after_trim = client.pull_subscriptions(DESKTOP, after_put.since)
+assert F in after_trim.add and E in after_trim.remove, vars(after_trim)
+assert sorted(simple_client.get_subscriptions(DESKTOP)) == sorted([A, F])
+report('update_subscriptions', device=LAPTOP, update_urls=trimmed.update_urls)
+
 # Wrong credentials: the challenge is answered, refused, and mygpoclient raises Unauthorized.
 stranger = api.MygPodderClient(USER, PASSWORD + 'x', ROOT)
 assert raises(http.Unauthorized, stranger.get_devices)
 assert raises(http.Unauthorized, lambda: stranger.update_device_settings(DESKTOP, caption='x'))
 report('unauthorized', raised=True)
 
-report('done', feeds=sorted([A, E]))
+report('done', feeds=sorted([A, F]))

@@ -1,2 +1,2 @@
-export { OpmlError, parseOpml, toOpml } from './opml';
+export { OpmlError, parseOpml, toOpml, toPodcastsXml } from './opml';
 export type { OpmlDocument, OpmlFeed, OpmlHead } from './opml';

@@ -1,4 +1,5 @@
-import { OpmlError, parseOpml, toOpml } from './opml';
+import { XMLParser } from 'fast-xml-parser';
+import { OpmlError, parseOpml, toOpml, toPodcastsXml } from './opml';
 
 const doc = (body: string, head = '<head><title>t</title></head>') =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0">${head}<body>${body}</body></opml>`;
@@ -146,6 +147,32 @@ describe('toOpml', () => {
     ).feeds;
     expect(written).toEqual([{ url: 'https://a.example/', title: 'two lines and tab' }]);
     expect(parseOpml(toOpml(written)).feeds).toEqual(written);
+  });
+});
+
+describe('toPodcastsXml', () => {
+  it("writes gpodder.net's podcast list: a podcast with its title (else its URL) and URL per feed", () => {
+    expect(
+      toPodcastsXml([
+        { url: 'https://a.example/rss?x=1&y=<2>', title: 'A & "B" </title><script>' },
+        { url: 'https://b.example/rss' },
+        { url: 'https://c.example/rss', title: ' \u0001 ' },
+      ]),
+    ).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?>\n<podcasts>\n' +
+        '  <podcast>\n    <title>A &amp; &quot;B&quot; &lt;/title&gt;&lt;script&gt;</title>\n' +
+        '    <url>https://a.example/rss?x=1&amp;y=&lt;2&gt;</url>\n  </podcast>\n' +
+        '  <podcast>\n    <title>https://b.example/rss</title>\n    <url>https://b.example/rss</url>\n  </podcast>\n' +
+        '  <podcast>\n    <title>https://c.example/rss</title>\n    <url>https://c.example/rss</url>\n  </podcast>\n' +
+        '</podcasts>\n',
+    );
+  });
+
+  it('writes an empty list for no feeds, and reads back as written', () => {
+    expect(toPodcastsXml([])).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<podcasts/>\n');
+    const feeds = [{ url: 'https://a.example/?q=1&r=2', title: 'Ünïcode <&> 🎙' }];
+    const read = new XMLParser({ parseTagValue: false }).parse(toPodcastsXml(feeds));
+    expect(read.podcasts.podcast).toEqual({ title: feeds[0]!.title, url: feeds[0]!.url });
   });
 });
 

@@ -128,6 +128,21 @@ export function toOpml(feeds: readonly OpmlFeed[], head: OpmlHead = {}): string 
   }) as string;
 }
 
+/** gpodder.net's podcast list (the simple API's `xml` format, mygpo's `podcasts.xml`): one
+ * `<podcast>` per feed, in order, with its `<title>` (the feed's title, else its URL) and `<url>`,
+ * escaped as XML text, characters XML 1.0 cannot carry dropped. */
+export function toPodcastsXml(feeds: readonly OpmlFeed[]): string {
+  const podcasts = feeds.map((feed) => {
+    const url = clean(feed.url);
+    const title = feed.title === undefined ? '' : clean(feed.title);
+    return { title: title === '' ? url : title, url };
+  });
+  return builder.build({
+    '?xml': { [`${ATTRIBUTE}version`]: '1.0', [`${ATTRIBUTE}encoding`]: 'UTF-8' },
+    podcasts: podcasts.length === 0 ? '' : { podcast: podcasts },
+  }) as string;
+}
+
 function isNode(value: unknown): value is XmlNode {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -31,7 +31,7 @@ export interface EpisodeActionsBody {
   readonly timestamp: number;
 }
 
-/** gpodder.net's episode actions (download, play, delete, new): uploads, recorded as received, and
+/** gpodder.net's episode actions (download, play, delete, new, flattr): uploads, recorded as received, and
  * downloads of those received since a timestamp. */
 @ApiTags('gpodder')
 @GpodderAuthenticated()
@@ -49,7 +49,8 @@ export class GpodderEpisodesController {
   @ApiOperation({
     summary: 'Upload episode actions (gpodder.net)',
     description:
-      'A JSON list of actions, recorded in order as one change. An action without a timestamp gets the time ' +
+      'A JSON list of actions, recorded in order as one change. A podcast URL loses the white space around it, ' +
+      'as gpodder.net trims it, and is reported `[sent, trimmed]` in update_urls. An action without a timestamp gets the time ' +
       'it was received; a timestamp with an offset or a fraction is kept in UTC, to the second. started, ' +
       'position and total (seconds) belong to play actions and are dropped from any other. A device an action ' +
       'names is created by that first use. The body is read as JSON whatever its Content-Type.',
@@ -62,12 +63,12 @@ export class GpodderEpisodesController {
     @RequestId() requestId: string,
     @Body() body: string,
   ): Promise<EpisodeActionsUploadBody> {
-    const actions = parseEpisodeActions(body ?? '');
+    const { actions, updateUrls } = parseEpisodeActions(body ?? '');
     const outcome = await this.append.request(
       { type: 'EpisodeActionsUploaded', userId: user.id, actions },
       requestId,
     );
-    return { timestamp: toUnixSeconds(outcome.clock), update_urls: [] };
+    return { timestamp: toUnixSeconds(outcome.clock), update_urls: updateUrls };
   }
 
   @Get(':user.json')

@@ -50,9 +50,10 @@ export class GpodderSubscriptionsController {
   @ApiOperation({
     summary: 'Upload subscription changes (gpodder.net)',
     description:
-      'Each added URL is matched, reinstated or created as a POST /v1/subscriptions item; each removed URL that ' +
-      'matches a subscription unsubscribes it. A URL in both lists is 400. One upload applies whole, and the ' +
-      'answer comes once it has. The body is read as JSON whatever its Content-Type.',
+      'Each URL loses the white space around it first, as gpodder.net trims it, and is reported `[sent, trimmed]` ' +
+      'when it had some. Each added URL is matched, reinstated or created as a POST /v1/subscriptions item; each ' +
+      'removed URL that matches a subscription unsubscribes it. A URL in both lists is 400. One upload applies ' +
+      'whole, and the answer comes once it has. The body is read as JSON whatever its Content-Type.',
   })
   @ApiBody({ schema: openApiSchema(UPLOAD) })
   @ApiOkResponse({ schema: UPLOAD_RESULT_SCHEMA })
@@ -64,12 +65,12 @@ export class GpodderSubscriptionsController {
     @Body() body: string,
   ): Promise<UploadResultBody> {
     const deviceId = parseDeviceId(deviceParam);
-    const { add, remove } = parseUpload(body ?? '');
+    const { add, remove, sent } = parseUpload(body ?? '');
     const outcome = await this.append.request(
       { type: 'GpodderUploadRequested', userId: user.id, deviceId, add, remove },
       requestId,
     );
-    return presentUpload(outcome);
+    return presentUpload(outcome, sent);
   }
 
   @Get(':device.json')

@@ -1,4 +1,5 @@
 import {
+  checkFeedUrl,
   DEVICE_ID,
   DEVICE_TYPES,
   EPISODE_ACTION_KINDS,
@@ -8,6 +9,7 @@ import {
 } from '@castlog/domain';
 import { EpisodeActionView } from '@castlog/read-model';
 import { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { trimFeedUrl } from './gpodder.request';
 
 // The gpodder.net face's answers and their OpenAPI schemas. Timestamps of subscriptions and
 // uploads are whole Unix seconds (`toUnixSeconds` of the user's clock); an episode action's own
@@ -55,7 +57,8 @@ export const UPLOAD_RESULT_SCHEMA: SchemaObject = {
     update_urls: {
       type: 'array',
       description:
-        '`[sent, stored]` for each URL the client should rewrite: stored in another spelling, or `""` when refused',
+        '`[sent, stored]` for each URL the client should rewrite: sent with white space around it, stored in ' +
+        'another spelling, or `""` when refused',
       items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 },
     },
   },
@@ -104,7 +107,11 @@ export const EPISODE_ACTIONS_RESULT_SCHEMA: SchemaObject = {
   additionalProperties: false,
   properties: {
     timestamp: unixSeconds(TIMESTAMP_DESCRIPTION),
-    update_urls: { type: 'array', maxItems: 0, items: { type: 'array', items: { type: 'string' } } },
+    update_urls: {
+      type: 'array',
+      description: '`[sent, trimmed]` for each podcast URL sent with white space around it',
+      items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 },
+    },
   },
 };
 
@@ -148,10 +155,36 @@ export interface UploadResultBody {
   readonly update_urls: readonly (readonly [string, string])[];
 }
 
-export const presentUpload = (outcome: UploadedOutcome): UploadResultBody => ({
+/** An upload's answer: the decider's `update_urls` speak of the URLs as it judged them, trimmed of
+ * white space by the API (`trimFeedUrl`); the client is answered about the URLs as it `sent` them. */
+export const presentUpload = (outcome: UploadedOutcome, sent: readonly unknown[]): UploadResultBody => ({
   timestamp: toUnixSeconds(outcome.clock),
-  update_urls: outcome.updateUrls,
+  update_urls: updateUrlsAsSent(outcome.updateUrls, sent),
 });
+
+/** `update_urls` for the URLs as sent: each pair the decider gave for a URL as judged, under every
+ * spelling sent that trims to it, then `[sent, trimmed]` for each trimmed URL it said nothing of
+ * (taken as trimmed). A URL sent as it was judged keeps the decider's pair; the decider's pairs of
+ * values that were not strings (`[42, ""]` as `["42", ""]`) stay as they are. */
+export function updateUrlsAsSent(
+  judged: readonly (readonly [string, string])[],
+  sent: readonly unknown[],
+): [string, string][] {
+  const spellings = new Map<string, Set<string>>();
+  for (const value of sent) {
+    const judgedAs = typeof value === 'string' ? trimFeedUrl(value) : checkFeedUrl(value).feedUrl;
+    const spelling = typeof value === 'string' ? value : judgedAs;
+    const known = spellings.get(judgedAs);
+    if (known === undefined) spellings.set(judgedAs, new Set([spelling]));
+    else known.add(spelling);
+  }
+  const answer = new Map<string, string>();
+  for (const [url, rewritten] of judged)
+    for (const spelling of spellings.get(url) ?? [url]) answer.set(spelling, rewritten);
+  for (const [url, sentAs] of spellings)
+    for (const spelling of sentAs) if (spelling !== url && !answer.has(spelling)) answer.set(spelling, url);
+  return [...answer];
+}
 
 export type EpisodeActionBody = Partial<Record<keyof EpisodeActionView, string | number>>;
 
@@ -163,6 +196,14 @@ export function presentEpisodeAction(action: EpisodeActionView): EpisodeActionBo
   }
   return body;
 }
+
+/** The simple API's jsonp format, as mygpo writes it: `callback(<the JSON>)`. The callback is
+ * checked already (JSONP_CALLBACK); U+2028 and U+2029, valid in JSON but line ends to JavaScript
+ * before ES2019, are escaped. */
+export const toJsonp = (callback: string, value: unknown): string =>
+  `${callback}(${JSON.stringify(value)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')})`;
 
 /** The simple API's text format: one URL per line, each line ending with a newline. */
 export const toUrlLines = (list: readonly string[]): string => list.map((url) => `${url}\n`).join('');

@@ -1,11 +1,15 @@
 import { MAX_UPLOAD_URLS } from '@castlog/event-log';
+import { updateUrlsAsSent } from './gpodder.presenter';
 import {
   parseEpisodeActions,
   parseEpisodeActionsQuery,
   parseSettingsScope,
   parseSettingsUpdate,
+  parseSimpleList,
   parseSyncRequest,
   parseUpload,
+  trimFeedUrl,
+  trimmedPairs,
 } from './gpodder.request';
 
 // Requests with more than one fault: the message names the one the checks meet first.
@@ -44,9 +48,10 @@ describe('the gpodder.net requests', () => {
     expect(() =>
       parseEpisodeActions(JSON.stringify([{ ...play, timestamp: '10000-01-01T00:00:00Z' }])),
     ).toThrow('actions[0].timestamp must be an RFC 3339 date-time');
-    expect(parseEpisodeActions(JSON.stringify([{ ...play, action: 'New', position: -1 }]))).toEqual([
-      { podcast: 'p', episode: 'e', action: 'new' },
-    ]);
+    expect(parseEpisodeActions(JSON.stringify([{ ...play, action: 'New', position: -1 }]))).toEqual({
+      actions: [{ podcast: 'p', episode: 'e', action: 'new' }],
+      updateUrls: [],
+    });
   });
 
   it('read the episode actions query', () => {
@@ -114,5 +119,93 @@ describe('the gpodder.net requests', () => {
       'the value of "a" must be at most 16384 bytes of JSON',
     );
     expect(() => parseSettingsUpdate('{"set": {"__proto__": 1}}')).toThrow(/__proto__/);
+  });
+});
+
+describe('feed URLs with white space around them, as gpodder.net trims them', () => {
+  const URL = 'https://feeds.example.com/spaced.xml';
+
+  it("strips what Python's str.strip() strips, and a byte order mark, from both ends only", () => {
+    const pythonSpace =
+      '\t\n\u000b\f\r\u001c\u001d\u001e\u001f \u0085\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000';
+    expect(trimFeedUrl(`${pythonSpace}${URL}${pythonSpace}`)).toBe(URL);
+    expect(trimFeedUrl(`\ufeff${URL}`)).toBe(URL);
+    // Not white space to Python: a zero-width space stays, and the /v1 rules refuse the URL.
+    expect(trimFeedUrl(`\u200b${URL}`)).toBe(`\u200b${URL}`);
+    expect(trimFeedUrl(`${URL}?q=a b`)).toBe(`${URL}?q=a b`);
+    expect(trimFeedUrl(' \t ')).toBe('');
+    expect(trimFeedUrl(42)).toBe(42);
+  });
+
+  it('costs the length of a run of white space inside a URL, once', () => {
+    const long = `x${' '.repeat(2_000_000)}y`;
+    const started = performance.now();
+    expect(trimFeedUrl(` ${long} `)).toBe(long);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('reads an upload trimmed, keeping what was sent for the answer', () => {
+    const upload = parseUpload(
+      JSON.stringify({ add: [` ${URL}`, 42], remove: ['https://x.example/rs.xml '] }),
+    );
+    expect(upload.add.map((item) => item.feedUrl)).toEqual([URL, 42]);
+    expect(upload.remove).toEqual(['https://x.example/rs.xml']);
+    expect(upload.sent).toEqual([` ${URL}`, 42, 'https://x.example/rs.xml ']);
+    expect(() => parseUpload(JSON.stringify({ add: [` ${URL}`], remove: [`${URL}\n`] }))).toThrow(
+      `${URL} is both added and removed`,
+    );
+  });
+
+  it('trims the URLs of a simple-API PUT in every format', () => {
+    const opml = `<opml version="2.0"><body><outline xmlUrl="\u0085${URL}&#9;"/></body></opml>`;
+    for (const [format, body] of [
+      ['json', JSON.stringify([`\u3000${URL} `])],
+      ['opml', opml],
+      ['txt', `\ufeff ${URL}\u001f\r\n  \n`],
+    ] as const)
+      expect(parseSimpleList(format, body).map((item) => item.feedUrl)).toEqual([URL]);
+  });
+
+  it("trims an episode action's podcast, reports each one trimmed once, and refuses one of white space only", () => {
+    const action = (podcast: string) => ({ podcast, episode: 'e', action: 'new' });
+    const parsed = parseEpisodeActions(JSON.stringify([action(` ${URL}`), action(` ${URL}`), action(URL)]));
+    expect(parsed.actions.map((a) => a.podcast)).toEqual([URL, URL, URL]);
+    expect(parsed.updateUrls).toEqual([[` ${URL}`, URL]]);
+    expect(() => parseEpisodeActions(JSON.stringify([action(' \t ')]))).toThrow(
+      'actions[0].podcast must be a non-empty string',
+    );
+    expect(trimmedPairs([URL, 7, `${URL}\n`, `${URL}\n`])).toEqual([[`${URL}\n`, URL]]);
+  });
+
+  it("answers an upload's update_urls about the URLs as sent", () => {
+    const stored = 'https://feeds.example.com/Spaced.xml';
+    // The decider judged the trimmed URLs: one stored in another spelling, one refused, one as sent.
+    const judged: [string, string][] = [
+      ['HTTPS://feeds.example.com/Spaced.xml', stored],
+      ['ftp://x.example/rss', ''],
+      ['42', ''],
+    ];
+    const sent = [
+      ' HTTPS://feeds.example.com/Spaced.xml',
+      'HTTPS://feeds.example.com/Spaced.xml\t',
+      ' ftp://x.example/rss',
+      `${URL} `,
+      42,
+      'https://kept.example/rss',
+    ];
+    expect(updateUrlsAsSent(judged, sent)).toEqual([
+      [' HTTPS://feeds.example.com/Spaced.xml', stored],
+      ['HTTPS://feeds.example.com/Spaced.xml\t', stored],
+      [' ftp://x.example/rss', ''],
+      ['42', ''],
+      [`${URL} `, URL],
+    ]);
+    // A URL sent as judged keeps the decider's pair beside its spaced spelling.
+    expect(
+      updateUrlsAsSent([['ftp://x.example/rss', '']], ['ftp://x.example/rss', 'ftp://x.example/rss ']),
+    ).toEqual([
+      ['ftp://x.example/rss', ''],
+      ['ftp://x.example/rss ', ''],
+    ]);
   });
 });

@@ -38,9 +38,36 @@ import {
 // the log. Every refusal is a ValidationFailed, which gpodder routes answer 400 (GpodderRoute).
 // Bodies arrive as text whatever their Content-Type and are read by their content here.
 
-/** The simple API's formats: the file extension of its paths. */
-export const SIMPLE_FORMATS = ['json', 'opml', 'txt'] as const;
+/** The simple API's formats of a device's list (`GET` and `PUT`): the file extension of its paths. */
+export const SIMPLE_FORMATS = ['json', 'jsonp', 'opml', 'txt'] as const;
 export type SimpleFormat = (typeof SIMPLE_FORMATS)[number];
+/** The formats of the user's list (`GET` only): a device's, and gpodder.net's podcast XML. */
+export const USER_LIST_FORMATS = [...SIMPLE_FORMATS, 'xml'] as const;
+export type UserListFormat = (typeof USER_LIST_FORMATS)[number];
+
+/** 400 "Invalid format" for a path's extension that is none of `formats` (mygpo's `check_format`),
+ * naming them: `whose` list it is. The extension is quoted, cut to 20 characters. */
+export function invalidFormat(format: string, formats: readonly string[], whose: string): ValidationFailed {
+  const quoted = JSON.stringify(format.length > 20 ? `${format.slice(0, 19)}…` : format);
+  const named = `${formats.slice(0, -1).join(', ')} or ${formats[formats.length - 1]}`;
+  return new ValidationFailed(`Invalid format ${quoted}: ${whose} is ${named}`);
+}
+
+/** A JSONP callback: a JavaScript identifier, or a dotted path of them (`jQuery.cb`), of at most 64
+ * characters. Nothing else reaches the script an answer is: a callback is an injection vector. */
+export const JSONP_CALLBACK = /^[A-Za-z_$][A-Za-z0-9_$.]{0,63}$/;
+const JSONP_REFUSED = `jsonp must name the callback: ${JSONP_CALLBACK.source}`;
+
+/** The query of a `jsonp` list: `jsonp`, the callback (required: see `parseJsonpCallback`). */
+const JSONP_QUERY = z.object({
+  jsonp: queryParameter('jsonp', z.string(says(JSONP_REFUSED)).regex(JSONP_CALLBACK, says(JSONP_REFUSED))),
+});
+
+export function parseJsonpCallback(query: Record<string, unknown>): string {
+  const { jsonp } = parseWith(JSONP_QUERY, query);
+  if (jsonp === undefined) throw new ValidationFailed(JSONP_REFUSED);
+  return jsonp;
+}
 
 /** The largest `since` read as such; a later one reads nothing newer either. Keeps `since * 1000`
  * an exact integer (and a PostgreSQL bigint). */
@@ -174,6 +201,56 @@ export const DEVICE_UPDATE = z
 
 export const parseDeviceUpdate = (text: string): DeviceUpdate => parseJsonBodyWith(DEVICE_UPDATE, text, true);
 
+/** The white space gpodder.net's `normalize_feed_url` strips from both ends of a feed URL first
+ * (Python's `str.strip()`: what `str.isspace()` holds): tab, line feed, vertical tab, form feed,
+ * carriage return, U+001C to U+001F, space, U+0085, U+00A0, U+1680, U+2000 to U+200A, U+2028,
+ * U+2029, U+202F, U+205F and U+3000; and U+FEFF, which JavaScript's `trim` (what the text format's
+ * lines lost before) strips too: a byte order mark before a list's first URL. */
+const FEED_URL_SPACE: ReadonlySet<number> = new Set([
+  0x09,
+  0x0a,
+  0x0b,
+  0x0c,
+  0x0d,
+  0x1c,
+  0x1d,
+  0x1e,
+  0x1f,
+  0x20,
+  0x85,
+  0xa0,
+  0x1680,
+  ...Array.from({ length: 11 }, (_, i) => 0x2000 + i),
+  0x2028,
+  0x2029,
+  0x202f,
+  0x205f,
+  0x3000,
+  0xfeff,
+]);
+
+/** A feed URL of the gpodder.net face without the white space around it, as gpodder.net reads one
+ * (the rules of /v1 then apply to what is left); anything but a string as it is. A loop, not a
+ * regular expression: a run of white space inside a 4 MiB body must cost its length, once. */
+export function trimFeedUrl<T>(url: T): T | string {
+  if (typeof url !== 'string') return url;
+  let [start, end] = [0, url.length];
+  while (start < end && FEED_URL_SPACE.has(url.charCodeAt(start))) start += 1;
+  while (end > start && FEED_URL_SPACE.has(url.charCodeAt(end - 1))) end -= 1;
+  return start === 0 && end === url.length ? url : url.slice(start, end);
+}
+
+/** `[sent, trimmed]` for each distinct URL sent that white space surrounded, in the order sent. */
+export function trimmedPairs(sent: readonly unknown[]): [string, string][] {
+  const pairs = new Map<string, string>();
+  for (const url of sent) {
+    if (typeof url !== 'string' || pairs.has(url)) continue;
+    const trimmed = trimFeedUrl(url);
+    if (trimmed !== url) pairs.set(url, trimmed);
+  }
+  return [...pairs];
+}
+
 /** A POST item for each added URL, with a fresh candidate guid the decider uses only when the URL
  * matches nothing (so that a replay draws the same one). */
 const addItems = (urls: readonly unknown[]): AddItem[] =>
@@ -182,8 +259,15 @@ const addItems = (urls: readonly unknown[]): AddItem[] =>
 const tooManyUrls = (name: string) => `${name} must hold at most ${MAX_UPLOAD_URLS} URLs`;
 
 export interface Upload {
+  /** The added URLs, trimmed, as items. */
   readonly add: AddItem[];
+  /** The removed URLs, trimmed. */
   readonly remove: unknown[];
+  /** Every URL as sent, added then removed: what the answer's `update_urls` speaks of. Not logged:
+   * the event holds the trimmed URLs the decider judges, as the text format's lines always were; a
+   * second copy of each URL as sent could double the largest upload's event, which the log's
+   * message limit bounds (docs/operations.md, "Message sizes"). */
+  readonly sent: unknown[];
 }
 
 const urlList = (name: string, description: string) =>
@@ -193,9 +277,10 @@ const urlList = (name: string, description: string) =>
     .optional();
 
 /** `POST /api/2/subscriptions/{user}/{device}.json`: `{add: [url], remove: [url]}`, either list
- * may be left out. The URLs themselves are judged by the decider (a refused one is reported
- * `[url, ""]`); a URL in both lists (after normalising) refuses the whole upload. Both lists are
- * checked for their type before either for its length. */
+ * may be left out. Each URL loses the white space around it (`trimFeedUrl`) and is then judged by
+ * the decider (a refused one is reported `[url, ""]`); a URL in both lists (after trimming and
+ * normalising) refuses the whole upload. Both lists are checked for their type before either for
+ * its length. */
 export const UPLOAD = z
   .object(
     {
@@ -206,8 +291,9 @@ export const UPLOAD = z
   )
   .meta({ example: { add: ['https://example.com/feed.xml'], remove: [] } })
   .transform(({ add = [], remove = [] }, context): Upload => {
-    const refusal = uploadRefusal(add, remove);
-    if (refusal === undefined) return { add: addItems(add), remove };
+    const [added, removed] = [add.map(trimFeedUrl), remove.map(trimFeedUrl)];
+    const refusal = uploadRefusal(added, removed);
+    if (refusal === undefined) return { add: addItems(added), remove: removed, sent: [...add, ...remove] };
     context.addIssue({ code: 'custom', input: { add, remove }, message: refusal });
     return z.NEVER;
   });
@@ -222,15 +308,19 @@ function uploadRefusal(add: readonly unknown[], remove: readonly unknown[]): str
 
 export const parseUpload = (text: string): Upload => parseJsonBodyWith(UPLOAD, text, false);
 
-/** A simple-API PUT body in its format, as the added URLs of a replacing upload: a JSON list, an
- * OPML document (every outline with an xmlUrl), or text with one URL per line (blank lines
- * skipped, spaces around a URL trimmed). A list none of whose URLs the `/v1` rules accept is
+/** A simple-API PUT body in its format, as the added URLs of a replacing upload: a JSON list (in
+ * the `json` and `jsonp` formats: mygpo reads a `jsonp` PUT as an empty list, which would
+ * unsubscribe every feed), an OPML document (every outline with an xmlUrl), or text with one URL per line (blank lines
+ * skipped); each URL without the white space around it (`trimFeedUrl`). A list none of whose URLs
+ * the `/v1` rules accept is
  * refused: as a replacing upload it would unsubscribe every feed, and its answer (an empty body)
  * would not say why (an OPML document PUT as text, say). An empty list still empties the set. */
 export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
   let urls: unknown[];
   switch (format) {
-    case 'json': {
+    // A JSONP list's PUT carries the list as JSON: the callback wraps answers only.
+    case 'json':
+    case 'jsonp': {
       const value = parseJsonBody(text);
       if (!Array.isArray(value)) throw new ValidationFailed('the body must be a JSON list of URLs');
       urls = value;
@@ -245,12 +335,10 @@ export function parseSimpleList(format: SimpleFormat, text: string): AddItem[] {
       }
       break;
     case 'txt':
-      urls = text
-        .split(/\r\n|\r|\n/)
-        .map((line) => line.trim())
-        .filter((line) => line !== '');
+      urls = text.split(/\r\n|\r|\n/).filter((line) => trimFeedUrl(line) !== '');
       break;
   }
+  urls = urls.map(trimFeedUrl);
   if (urls.some((url) => typeof url === 'string' && UNSTORABLE_TEXT.test(url)))
     throw new ValidationFailed('URLs must not hold U+0000 or unpaired surrogates');
   if (urls.length > MAX_UPLOAD_URLS) throw new ValidationFailed(tooManyUrls('the list'));
@@ -294,6 +382,14 @@ const nonEmptyString = (description: string) =>
     .min(1, says(sentence(inActions, 'must be a non-empty string')))
     .meta({ description });
 
+/** An action's `podcast`: a feed URL, without the white space around it (`trimFeedUrl`), non-empty. */
+const ACTION_PODCAST = nonEmptyString('The feed URL; white space around it is trimmed').pipe(
+  z
+    .string()
+    .transform((url) => trimFeedUrl(url))
+    .pipe(z.string().min(1, says(sentence(inActions, 'must be a non-empty string')))),
+);
+
 const ACTION_KIND = sentence(inActions, `must be one of ${EPISODE_ACTION_KINDS.join(', ')}`);
 
 const PLAY_FIELDS = ['started', 'position', 'total'] as const;
@@ -304,21 +400,21 @@ const playSeconds = z
   .meta({ ...openApiSchema(PLAY_SECONDS), description: 'play only: seconds' })
   .optional();
 
-/** One action of `POST /api/2/episodes/{user}.json`. `podcast` and `episode` are non-empty strings,
- * `action` one of download, play, delete, new in any case (kept lower-case), `device` a device
+/** One action of `POST /api/2/episodes/{user}.json`. `podcast` and `episode` are non-empty strings
+ * (`podcast` once trimmed of the white space around it, as every feed URL of this face), `action` one of download, play, delete, new, flattr in any case (kept lower-case), `device` a device
  * id, `guid` a string. `started`, `position` and `total` are whole seconds (0 to 2^31 - 1) on a play; on
  * any other action they mean nothing and are dropped, as gpodder.net drops them. Other keys are
  * ignored. */
 const EPISODE_ACTION = z
   .object(
     {
-      podcast: nonEmptyString('The feed URL'),
+      podcast: ACTION_PODCAST,
       episode: nonEmptyString('The media URL'),
       action: z
         .string(says(ACTION_KIND))
         .transform((kind) => kind.toLowerCase())
         .pipe(z.enum(EPISODE_ACTION_KINDS, says(ACTION_KIND)))
-        .meta({ description: 'download, play, delete or new, in any case', example: 'play' }),
+        .meta({ description: 'download, play, delete, new or flattr, in any case', example: 'play' }),
       timestamp: ACTION_TIMESTAMP.optional(),
       device: deviceId(inActions).optional(),
       guid: z.string(says(sentence(inActions, 'must be a string'))).optional(),
@@ -362,8 +458,18 @@ export const EPISODE_ACTIONS = boundedList(
   },
 );
 
-export const parseEpisodeActions = (text: string): EpisodeAction[] =>
-  parseWith(EPISODE_ACTIONS, parseJsonBody(text));
+export interface EpisodeActionsUpload {
+  readonly actions: EpisodeAction[];
+  /** `[sent, trimmed]` for each podcast URL sent with white space around it. */
+  readonly updateUrls: [string, string][];
+}
+
+export function parseEpisodeActions(text: string): EpisodeActionsUpload {
+  const body = parseJsonBody(text);
+  const actions = parseWith(EPISODE_ACTIONS, body);
+  const podcasts = (body as { podcast: unknown }[]).map((action) => action.podcast);
+  return { actions, updateUrls: trimmedPairs(podcasts) };
+}
 
 const SYNCHRONIZE = says('synchronize must be a list of lists of device ids');
 const STOP_SYNCHRONIZE = says('stop-synchronize must be a list of device ids');

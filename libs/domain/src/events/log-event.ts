@@ -83,7 +83,8 @@ export interface GpodderUploadRequested {
   readonly replace?: boolean;
 }
 
-export const EPISODE_ACTION_KINDS = ['download', 'play', 'delete', 'new'] as const;
+/** gpodder.net's episode actions, `flattr` among them (gpodder.net lists it; castlog keeps it as uploaded). */
+export const EPISODE_ACTION_KINDS = ['download', 'play', 'delete', 'new', 'flattr'] as const;
 export type EpisodeActionKind = (typeof EPISODE_ACTION_KINDS)[number];
 
 /** One gpodder.net episode action as the API checked it: `timestamp` in `YYYY-MM-DDTHH:MM:SS`

@@ -260,3 +260,47 @@ describe('read-model migration: the sync face, on a read model written before it
     expect(await columns('user_clocks')).toEqual(clocks);
   });
 });
+
+/** gpodder.net's flattr action: refused by the episode_actions table before the migration, stored
+ * after it; going back keeps the rows stored and refuses new ones. */
+describe('read-model migration: the flattr episode action', () => {
+  const S3 = 'rm_flattr_upgrade';
+  let dataSource: DataSource;
+  const migrations = readModelMigrations(S3).map((Migration) => new Migration());
+  const flattr = migrations[4]!;
+  const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await migration[step](runner);
+    } finally {
+      await runner.release();
+    }
+  };
+  const insert = (sequence: number, action: string) =>
+    dataSource.query(
+      `INSERT INTO ${S3}.episode_actions (user_id, sequence, ordinal, received_at, podcast, episode, action, "timestamp")
+       VALUES ('u', $1, 0, 1, 'https://p.example/rss', 'https://p.example/1.mp3', $2, '2024-01-01T00:00:00')`,
+      [sequence, action],
+    );
+
+  beforeAll(async () => {
+    dataSource = new DataSource({ type: 'postgres', url: await createTestDatabase('read_model_flattr') });
+    await dataSource.initialize();
+    for (const migration of migrations.slice(0, 4)) await run('up', migration);
+  });
+  afterAll(() => dataSource?.destroy());
+
+  it('stores flattr once migrated, and refuses other unknown actions still', async () => {
+    await expect(insert(1, 'flattr')).rejects.toThrow(/check constraint/);
+    await run('up', flattr);
+    await insert(1, 'flattr');
+    await expect(insert(2, 'stream')).rejects.toThrow(/check constraint/);
+    await run('down', flattr);
+    await expect(insert(3, 'flattr')).rejects.toThrow(/check constraint/);
+    expect(await dataSource.query(`SELECT action FROM ${S3}.episode_actions`)).toEqual([
+      { action: 'flattr' },
+    ]);
+    await run('up', flattr);
+    await insert(3, 'flattr');
+  });
+});

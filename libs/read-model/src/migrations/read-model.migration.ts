@@ -296,7 +296,34 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
-  return [ReadModelTables, GpodderTables, OneRowPerNewSubscription, SyncFace, GpodderSettings];
+  /** gpodder.net's `flattr` episode action, stored as uploaded like the others. */
+  class EpisodeActionFlattr implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000014`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE ${s}.episode_actions DROP CONSTRAINT episode_actions_action_check,
+          ADD CONSTRAINT episode_actions_action_check
+            CHECK (action IN ('download', 'play', 'delete', 'new', 'flattr'))`);
+    }
+
+    /** Rows holding `flattr` stay (the constraint is not checked against them); new ones are refused. */
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`
+        ALTER TABLE ${s}.episode_actions DROP CONSTRAINT episode_actions_action_check,
+          ADD CONSTRAINT episode_actions_action_check
+            CHECK (action IN ('download', 'play', 'delete', 'new')) NOT VALID`);
+    }
+  }
+
+  return [
+    ReadModelTables,
+    GpodderTables,
+    OneRowPerNewSubscription,
+    SyncFace,
+    GpodderSettings,
+    EpisodeActionFlattr,
+  ];
 }
 
 /** `syncIdOf` in SQL, in two steps, over the SQL expressions of a user id (text) and a subscription

@@ -3,13 +3,11 @@ import {
   ExecutionContext,
   Inject,
   Injectable,
-  SetMetadata,
   UnauthorizedException,
   UseGuards,
   applyDecorators,
   createParamDecorator,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import {
   ApiBasicAuth,
   ApiBearerAuth,
@@ -65,11 +63,6 @@ export function gpodderUnauthorized(reply: ReplyWithHeaders): UnauthorizedExcept
 /** The reply as the gpodder guard sees it (Fastify's, with @fastify/cookie's `setCookie`). */
 export type GpodderReply = ReplyWithHeaders & ReplyWithCookies;
 
-const ENDS_SESSION = 'castlog:gpodder-ends-session';
-
-/** Marks a route that ends the session (logout): the guard sets no session cookie for it. */
-export const EndsSession = () => SetMetadata(ENDS_SESSION, true);
-
 /** Session cookies of the gpodder.net face, kept server-side (AuthStore sessions) so that they hold
  * across API replicas. */
 @Injectable()
@@ -77,6 +70,7 @@ export class GpodderSessions {
   constructor(
     @Inject(AuthStore) private readonly store: AuthStore,
     @Inject(TokenCache) private readonly tokens: TokenCache,
+    @Inject(RateLimiter) private readonly limiter: RateLimits,
   ) {}
 
   /** Sets the session cookie on the reply: the request's own session when it is a live one of
@@ -108,13 +102,31 @@ export class GpodderSessions {
     request.gpodderSession = session.token;
   }
 
-  /** Ends the session the request's cookie names, when it is one of this user's; this process
-   * refuses it from now on, other replicas once PostgreSQL's notice reaches them. */
-  async end(request: GpodderRequest, user: GpodderIdentity): Promise<void> {
+  /** Logout as gpodder.net documents it, by the cookie alone: the session it names ends when it is
+   * one of `userName`'s (this process refuses it from now on, other replicas once PostgreSQL's
+   * notice reaches them); without a cookie, or with one naming no live session, the client is
+   * logged out already. A live session of another user is kept: `other-user`. A cookie naming no
+   * live session counts as failed credentials of the client's address (see GpodderAuthGuard), and
+   * a blocked address is refused (429) before any cookie is looked up. Credentials in an
+   * Authorization header are not read: ending a session takes its cookie, nothing else. */
+  async logout(
+    request: GpodderRequest,
+    userName: string,
+    now: Date = new Date(),
+  ): Promise<'ended' | 'logged-out' | 'other-user'> {
     const cookie = readSessionCookie(request);
-    if (cookie === undefined) return;
-    await this.store.endSession(cookie, user.id);
+    if (cookie === undefined) return 'logged-out';
+    const failures = new FailedCredentials(this.limiter, request, true);
+    await failures.refuseWhileBlocked();
+    const owner = await this.tokens.sessionOwner(cookie, now);
+    if (owner === null) {
+      await failures.failed();
+      return 'logged-out';
+    }
+    if (owner.userName !== userName) return 'other-user';
+    await this.store.endSession(cookie, owner.userId);
     this.tokens.forgetToken(cookie);
+    return 'ended';
   }
 }
 
@@ -124,8 +136,7 @@ export const isHttps = (request: GpodderRequest): boolean => request.protocol ==
  * `Authorization: Bearer` (access or CLI token, as on /v1), or the session cookie when there is no
  * Authorization header; the route's `:user` must be the authenticated user's name. Anything else
  * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. A request
- * authenticated by Basic gets the session cookie in its response (except on a route marked
- * `EndsSession`), as on gpodder.net; one authenticated by the cookie gets it again with the
+ * authenticated by Basic gets the session cookie in its response, as on gpodder.net; one authenticated by the cookie gets it again with the
  * session's expiry, which use renews. Then the per-user rate limit, shared with /v1 (429 with
  * Retry-After, the cookie kept).
  * Failed credentials count against the client address as on /v1: past RATE_LIMIT_PER_MINUTE
@@ -136,7 +147,6 @@ export class GpodderAuthGuard implements CanActivate {
     @Inject(TokenCache) private readonly tokens: TokenCache,
     @Inject(RateLimiter) private readonly limiter: RateLimits,
     @Inject(GpodderSessions) private readonly sessions: GpodderSessions,
-    @Inject(Reflector) private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -163,15 +173,11 @@ export class GpodderAuthGuard implements CanActivate {
     request.userId = user.id;
     request.gpodderUser = user;
     request.gpodderCredential = credential;
-    const endsSession = this.reflector.getAllAndOverride<boolean | undefined>(ENDS_SESSION, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
     // Before the rate limit: a 429 to a Basic request carries the cookie too, so that the client
     // need not spend one of its few password answers on the next request.
-    if (credential === 'basic' && !endsSession) await this.sessions.keep(request, reply, user, now);
+    if (credential === 'basic') await this.sessions.keep(request, reply, user, now);
     // The cookie's own expiry follows the session's, which use renews (AuthStore.sessionOwner).
-    if (sessionExpiresAt !== undefined && cookie !== undefined && !endsSession)
+    if (sessionExpiresAt !== undefined && cookie !== undefined)
       this.sessions.send(request, reply, { token: cookie, expiresAt: sessionExpiresAt }, now);
     const retryAfterSeconds = await this.limiter.take(`user:${user.id}`);
     if (retryAfterSeconds > 0) throw new TooManyRequests(retryAfterSeconds);

@@ -240,7 +240,28 @@ describe('with a generous rate limit', () => {
       expect(String(logout.headers['set-cookie'])).toMatch(/^sessionid=; Max-Age=0; /);
       expect(await store.sessionOwner(session)).toBeNull();
       expect401(await whoAmI(user.name, { cookie }));
-      expect401(await post(`/api/2/auth/${user.name}/logout.json`, { cookie }));
+      const loggedOut = await post(`/api/2/auth/${user.name}/logout.json`, { cookie });
+      expect(loggedOut.statusCode).toBe(200);
+      expect(loggedOut.json()).toEqual({});
+    });
+
+    it('logout answers 200 without a cookie, and 400 for a cookie of another user, whose session it keeps', async () => {
+      const user = await freshUser();
+      const other = await freshUser();
+      const none = await post(`/api/2/auth/${user.name}/logout.json`);
+      expect(none.statusCode).toBe(200);
+      expect(none.json()).toEqual({});
+      const session = await store.issueSession(other.id, 60_000);
+      const refused = await post(`/api/2/auth/${user.name}/logout.json`, {
+        cookie: `sessionid=${session.token}`,
+      });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({
+        code: '400',
+        message: "Input could not be validated: the session cookie is another user's: log out as that user",
+      });
+      expect(refused.headers['set-cookie']).toBeUndefined();
+      expect((await store.sessionOwner(session.token))?.userId).toBe(other.id);
     });
 
     it('log in with a Bearer token sets a session too; logout with Basic ends the cookie session', async () => {
@@ -272,17 +293,20 @@ describe('with a generous rate limit', () => {
     });
   });
 
-  it('describes the routes with the three security schemes, 400, 401, 429 and 503', () => {
+  it('describes login with the three security schemes, 400, 401, 429 and 503, and logout with the cookie alone', () => {
     const document = SwaggerModule.createDocument(app, addAuthSecuritySchemes(new DocumentBuilder()).build());
     expect(document.components?.securitySchemes?.session).toEqual(
       expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'sessionid' }),
     );
-    for (const path of ['/api/2/auth/{user}/login.json', '/api/2/auth/{user}/logout.json']) {
-      const operation = document.paths[path]?.post;
-      expect(operation?.security).toEqual([{ basic: [] }, { bearer: [] }, { session: [] }]);
-      expect(Object.keys(operation?.responses ?? {}).sort()).toEqual(['200', '400', '401', '429', '503']);
-      expect(operation?.parameters).toContainEqual(expect.objectContaining({ name: 'user', in: 'path' }));
-    }
+    const login = document.paths['/api/2/auth/{user}/login.json']?.post;
+    expect(login?.security).toEqual([{ basic: [] }, { bearer: [] }, { session: [] }]);
+    expect(Object.keys(login?.responses ?? {}).sort()).toEqual(['200', '400', '401', '429', '503']);
+    expect(login?.parameters).toContainEqual(expect.objectContaining({ name: 'user', in: 'path' }));
+    // logout reads the cookie if there is one, and nothing else
+    const logout = document.paths['/api/2/auth/{user}/logout.json']?.post;
+    expect(logout?.security).toEqual([{ session: [] }, {}]);
+    expect(Object.keys(logout?.responses ?? {}).sort()).toEqual(['200', '400', '429', '503']);
+    expect(logout?.parameters).toContainEqual(expect.objectContaining({ name: 'user', in: 'path' }));
   });
 });
 

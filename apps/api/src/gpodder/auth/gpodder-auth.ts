@@ -16,7 +16,6 @@ import { GpodderAuthGuard, GpodderSessions } from './gpodder-auth.guard';
 export class GpodderAuthModule {}
 
 export {
-  EndsSession,
   GPODDER_WWW_AUTHENTICATE,
   GpodderAuthGuard,
   GpodderAuthenticated,
