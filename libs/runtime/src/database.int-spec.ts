@@ -59,7 +59,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000011');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000013');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000014');
-    expect((await recorded(v2)).length).toBe(20);
+    expect((await recorded(v2)).length).toBe(21);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

@@ -267,7 +267,7 @@ describe('read-model migration: the flattr episode action', () => {
   const S3 = 'rm_flattr_upgrade';
   let dataSource: DataSource;
   const migrations = readModelMigrations(S3).map((Migration) => new Migration());
-  const flattr = migrations[4]!;
+  const flattr = migrations[5]!;
   const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
     const runner = dataSource.createQueryRunner();
     try {
@@ -286,7 +286,7 @@ describe('read-model migration: the flattr episode action', () => {
   beforeAll(async () => {
     dataSource = new DataSource({ type: 'postgres', url: await createTestDatabase('read_model_flattr') });
     await dataSource.initialize();
-    for (const migration of migrations.slice(0, 4)) await run('up', migration);
+    for (const migration of migrations.slice(0, 5)) await run('up', migration);
   });
   afterAll(() => dataSource?.destroy());
 
