@@ -1,8 +1,7 @@
 import { FeedMoveCause, FeedMoved, keysOf, normalizeFeedUrl } from '@castlog/domain';
 import { envelopeOf, EventLog, LogBatch, RunningConsumer } from '@castlog/event-log';
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
-import { DependencyHealth, LogFn, messageOf, pause, retry, Wakeup } from '@castlog/supervision';
+import { DependencyHealth, LogFn, messageOf, Pacer, pause, retry, Wakeup } from '@castlog/supervision';
 import pLimit from 'p-limit';
 import { DueFeed, FeedCatalog, FetchRecord } from './catalog/feed-catalog';
 import type { FeedFetcher, FetchResult } from './fetch/feed-fetcher';
@@ -129,14 +128,15 @@ export class FeedResolver {
   private consumer?: RunningConsumer;
   private loops: Promise<void>[] = [];
   private fetchedSinceReport = 0;
-  /** When the next fetch may start (`performance.now()` ms). */
-  private nextStartMs = 0;
+  /** Fetch starts, `1000 / fetchRate` ms apart. */
+  private readonly pacer: Pacer;
 
   constructor(
     private readonly options: ResolverOptions,
     private readonly deps: ResolverDependencies,
   ) {
     this.overall = pLimit(options.concurrency);
+    this.pacer = new Pacer(options.fetchRate);
     this.now = deps.now ?? Date.now;
   }
 
@@ -215,20 +215,12 @@ export class FeedResolver {
     }
     const limit = perHost;
     const paced = async () => {
-      await this.pace(signal);
+      await this.pacer.next(signal);
       if (!signal.aborted) await this.resolve(feed, signal);
     };
     return limit(() => this.overall(paced)).finally(() => {
       if (limit.activeCount === 0 && limit.pendingCount === 0) this.hosts.delete(host);
     });
-  }
-
-  /** Waits until the next fetch may start: starts are `1000 / fetchRate` ms apart. */
-  private async pace(signal: AbortSignal): Promise<void> {
-    const nowMs = performance.now();
-    const startMs = Math.max(nowMs, this.nextStartMs);
-    this.nextStartMs = startMs + 1000 / this.options.fetchRate;
-    if (startMs > nowMs) await pause(startMs - nowMs, signal);
   }
 
   private async resolve(feed: DueFeed, signal: AbortSignal): Promise<void> {

@@ -2,6 +2,7 @@ export * from './backoff';
 export * from './health';
 export * from './log';
 export * from './notification-listener';
+export * from './pacer';
 export * from './postgres';
 export * from './recovery-probe';
 export * from './unavailable';
