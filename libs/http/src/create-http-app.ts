@@ -221,7 +221,10 @@ function readTextBodies(fastify: FastifyInstance): void {
     }
   });
   fastify.addHook('onRequest', async (request) => {
-    if (routeOptionsOf(request).textBody === true) request.headers['content-type'] = TEXT_BODY_TYPE;
+    // OPTIONS too: no route reads its body, and a JSON one that does not parse would otherwise fail
+    // in the CORS plugin's own route, outside the error body.
+    if (routeOptionsOf(request).textBody === true || request.method === 'OPTIONS')
+      request.headers['content-type'] = TEXT_BODY_TYPE;
   });
 }
 
