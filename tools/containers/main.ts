@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot } from '@castlog/infra';
+import { freePorts, repoRoot } from '@castlog/infra';
 import { Engine, findEngine, output, run } from './engine';
 import { BASE_IMAGES, ensureBaseImages } from './standins';
 
@@ -83,10 +83,10 @@ async function startStack(engine: Engine): Promise<string> {
 }
 
 /** `npm run test:containers`: the stack tests (test/containers) against a stack of its own
- * (project CASTLOG_PROJECT, default castlog-test, on free ports), then the event-log contract
- * suite and one e2e file with the test setup's testcontainers path on the same engine; the stack
- * and its volumes are removed at the end. */
+ * (see isolateTestStack), then the event-log contract suite and one e2e file with the test
+ * setup's testcontainers path on the same engine; the stack and its volumes are removed at the end. */
 async function test(): Promise<void> {
+  await isolateTestStack();
   const engine = await findEngine(log);
   const failures: string[] = [];
   try {
@@ -115,6 +115,20 @@ async function test(): Promise<void> {
   if (!(await jest(['libs/event-log', 'test/e2e/subscriptions-add.e2e-spec.ts'], viaTestcontainers)))
     failures.push('the event-log suites and subscriptions-add on testcontainers');
   if (failures.length > 0) throw new Error(`failed: ${failures.join('; ')}`);
+}
+
+/** Unless CASTLOG_PROJECT, CASTLOG_PORT and CASTLOG_POSTGRES_PORT say otherwise, the test stack is
+ * a project of this run's own (castlog-test-<pid>) on free ports, so that two runs on one machine
+ * never share containers or ports; the stack tests read the same variables. */
+async function isolateTestStack(): Promise<void> {
+  const [port, postgresPort] = await freePorts(2);
+  process.env.CASTLOG_PROJECT ||= `castlog-test-${process.pid}`;
+  process.env.CASTLOG_PORT ||= String(port);
+  process.env.CASTLOG_POSTGRES_PORT ||= String(postgresPort);
+  STACK.project = process.env.CASTLOG_PROJECT;
+  STACK.port = Number(process.env.CASTLOG_PORT);
+  STACK.postgresPort = Number(process.env.CASTLOG_POSTGRES_PORT);
+  log(`test stack: project ${STACK.project}, port ${STACK.port}, PostgreSQL port ${STACK.postgresPort}`);
 }
 
 function jest(args: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
