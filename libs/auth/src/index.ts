@@ -4,7 +4,9 @@ import { RateLimitBuckets1732400000005 } from './migrations/1732400000005-rate-l
 import { SessionTokens1732400000007 } from './migrations/1732400000007-session-tokens';
 import { SessionUse1732400000009 } from './migrations/1732400000009-session-use';
 import { UserChangeNotices1732400000010 } from './migrations/1732400000010-user-change-notices';
+import { WebAccounts1732400000015 } from './migrations/1732400000015-web-accounts';
 
+export * from './app-password';
 export * from './auth.store';
 export * from './credentials';
 export * from './password';
@@ -18,10 +20,12 @@ export {
   SessionTokens1732400000007,
   SessionUse1732400000009,
   UserChangeNotices1732400000010,
+  WebAccounts1732400000015,
 };
 
 /** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash) and a user
- * whose password or name changed or who was removed (payload: `user:<id>`, see `changedUserOf`). */
+ * whose password or name changed, who was removed, or one of whose app passwords was revoked or
+ * deleted (payload: `user:<id>`, see `changedUserOf`). */
 export const TOKENS_CHANNEL = 'castlog_tokens';
 
 const USER_NOTICE = /^user:([0-9a-f-]{36})$/;
@@ -39,4 +43,5 @@ export const authMigrations = [
   SessionTokens1732400000007,
   SessionUse1732400000009,
   UserChangeNotices1732400000010,
+  WebAccounts1732400000015,
 ];

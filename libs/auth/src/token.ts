@@ -4,9 +4,13 @@ import { hash, randomBytes } from 'node:crypto';
 export const TOKEN_PREFIX = 'cl_';
 
 /** `access` and `cli` tokens are Bearer credentials; `refresh` only buys new tokens; `session` is
- * the gpodder.net face's session cookie, accepted only as that cookie. */
-export const TOKEN_KINDS = ['access', 'refresh', 'cli', 'session'] as const;
+ * the gpodder.net face's session cookie, accepted only as that cookie; `web` is a web page sign-in
+ * session, accepted only by the web pages. */
+export const TOKEN_KINDS = ['access', 'refresh', 'cli', 'session', 'web'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+/** The kinds of session: gpodder.net's cookie, or a web page sign-in. Neither stands for the other. */
+export type SessionKind = Extract<TokenKind, 'session' | 'web'>;
 
 const TOKEN_BYTES = 32;
 /** `cl_` plus 32 random bytes in base64url (43 characters, no padding). */

@@ -37,6 +37,7 @@ describe('openDatabaseAt', () => {
       'SessionUse1732400000009',
       'TokenChangeNotices1732400000004',
       'UserChangeNotices1732400000010',
+      'WebAccounts1732400000015',
     ]);
     const [tables] = await first!.dataSource.query(
       `SELECT to_regclass('castlog_auth.users') IS NOT NULL AS auth,
@@ -59,7 +60,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000011');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000013');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000014');
-    expect((await recorded(v2)).length).toBe(21);
+    expect((await recorded(v2)).length).toBe(22);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

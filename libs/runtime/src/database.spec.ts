@@ -22,6 +22,7 @@ describe('migrationsFor', () => {
       'SessionUse1732400000009',
       'UserChangeNotices1732400000010',
       'FeedCatalog1732400000012',
+      'WebAccounts1732400000015',
     ]);
     expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
   });

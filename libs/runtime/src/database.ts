@@ -5,6 +5,7 @@ import {
   SessionUse1732400000009,
   TokenChangeNotices1732400000004,
   UserChangeNotices1732400000010,
+  WebAccounts1732400000015,
 } from '@castlog/auth';
 import { EventLogTable1732400000001 } from '@castlog/event-log';
 import { FeedCatalog1732400000012 } from '@castlog/feeds';
@@ -34,6 +35,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     SessionUse1732400000009,
     UserChangeNotices1732400000010,
     FeedCatalog1732400000012,
+    WebAccounts1732400000015,
   ];
 }
 
