@@ -1,8 +1,10 @@
 import crypto, { randomBytes, randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, openAuthTestDatabase } from '../../../test/support/databases';
 import { AuthStore, InvalidCredentialError, UserExistsError, UserNotFoundError } from './auth.store';
 import { authenticate } from './credentials';
+import { authMigrations } from './index';
 import { AuthTables1732400000000 } from './migrations/1732400000000-auth-tables';
 import { hashToken } from './token';
 
@@ -40,6 +42,7 @@ describe('users', () => {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name,
       createdAt: expect.any(Date),
+      isAdmin: false,
     });
 
     expect(await store.listUsers()).toContainEqual(added);
@@ -75,6 +78,140 @@ describe('users', () => {
     ]);
     expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
     expect(row.password_hash).not.toContain('plain');
+  });
+});
+
+describe('administrators', () => {
+  it('are added as such, listed as such, and named or unnamed by name', async () => {
+    const admin = await store.addUser(freshName('admin'), 'pw', { admin: true });
+    const plain = await freshUser();
+    expect(admin.isAdmin).toBe(true);
+    const listed = await store.listUsers();
+    expect(listed).toContainEqual(admin);
+    expect(listed.find((user) => user.id === plain.id)?.isAdmin).toBe(false);
+    expect(await store.isAdmin(admin.id)).toBe(true);
+    expect(await store.isAdmin(plain.id)).toBe(false);
+
+    expect(await store.setAdmin(plain.name, true)).toBe(true);
+    expect(await store.isAdmin(plain.id)).toBe(true);
+    expect(await store.setAdmin(admin.name, false)).toBe(true);
+    expect(await store.isAdmin(admin.id)).toBe(false);
+    expect(await store.setAdmin(admin.name, false)).toBe(true);
+  });
+
+  it('are no one unknown', async () => {
+    expect(await store.setAdmin(freshName('nobody'), true)).toBe(false);
+    expect(await store.isAdmin(randomUUID())).toBe(false);
+    expect(await store.isAdmin('not-a-uuid')).toBe(false);
+  });
+});
+
+/** The user's sessions of both kinds, and whether each still authenticates. */
+async function sessionsOf(user: { id: string; name: string }) {
+  const web = await store.issueSession(user.id, HOUR, T0, 'web');
+  const current = await store.issueSession(user.id, HOUR, T0, 'web');
+  const gpodder = await store.issueSession(user.id, HOUR, T0);
+  const app = await store.createAppPassword(user.id, 'gPodder');
+  const bought = await store.issueSession(user.id, HOUR, T0, 'session', app.id);
+  const cli = await store.issueToken(user.id, 'cli', HOUR, T0);
+  const live = async () => ({
+    web: (await store.sessionOwner(web.token, T0, 'web')) !== null,
+    current: (await store.sessionOwner(current.token, T0, 'web')) !== null,
+    gpodder: (await store.sessionOwner(gpodder.token, T0)) !== null,
+    bought: (await store.sessionOwner(bought.token, T0)) !== null,
+    app: (await store.authenticateAppPassword(user.name, app.password, T0)) !== null,
+    cli: (await store.authenticateToken(cli.token, T0)) !== null,
+  });
+  return { current: current.token, live };
+}
+
+describe('setPassword (an administrator resets it)', () => {
+  it("sets it by name or id and ends the user's web and gpodder.net sessions, not those of app passwords", async () => {
+    const user = await freshUser('old password');
+    const { live } = await sessionsOf(user);
+    await store.setPassword(user.name, 'new password');
+    expect(await store.authenticatePassword(user.name, 'old password')).toBeNull();
+    expect(await store.authenticatePassword(user.name, 'new password')).toBe(user.id);
+    expect(await live()).toEqual({
+      web: false,
+      current: false,
+      gpodder: false,
+      bought: true,
+      app: true,
+      cli: true,
+    });
+    await store.setPassword({ id: user.id }, 'newer password');
+    expect(await store.authenticatePassword(user.name, 'newer password')).toBe(user.id);
+  });
+
+  it('refuses an unknown user and an unusable password', async () => {
+    await expect(store.setPassword(freshName('nobody'), 'pw')).rejects.toBeInstanceOf(UserNotFoundError);
+    await expect(store.setPassword({ id: randomUUID() }, 'pw')).rejects.toBeInstanceOf(UserNotFoundError);
+    const user = await freshUser();
+    await expect(store.setPassword(user.name, '')).rejects.toBeInstanceOf(InvalidCredentialError);
+    await expect(store.setPassword(user.name, 'clapp_mine')).rejects.toBeInstanceOf(InvalidCredentialError);
+    expect(await store.authenticatePassword(user.name, user.password)).toBe(user.id);
+  });
+});
+
+describe('changePassword (the user changes its own)', () => {
+  it('changes it when the current one is right, ending every other session but those of app passwords', async () => {
+    const user = await freshUser('old password');
+    const { current, live } = await sessionsOf(user);
+    expect(await store.changePassword(user.id, 'old password', 'new password', current)).toBe(true);
+    expect(await store.authenticatePassword(user.name, 'old password')).toBeNull();
+    expect(await store.authenticatePassword(user.name, 'new password')).toBe(user.id);
+    expect(await live()).toEqual({
+      web: false,
+      current: true,
+      gpodder: false,
+      bought: true,
+      app: true,
+      cli: true,
+    });
+  });
+
+  it('ends every web session without one to keep', async () => {
+    const user = await freshUser('old password');
+    const { live } = await sessionsOf(user);
+    expect(await store.changePassword(user.id, 'old password', 'new password')).toBe(true);
+    expect(await live()).toMatchObject({ web: false, current: false, gpodder: false });
+  });
+
+  it('answers false for a wrong current password or an unknown user, changing nothing', async () => {
+    const user = await freshUser('old password');
+    const { current, live } = await sessionsOf(user);
+    expect(await store.changePassword(user.id, 'wrong', 'new password', current)).toBe(false);
+    expect(await store.changePassword(randomUUID(), 'old password', 'new password')).toBe(false);
+    expect(await store.changePassword('not-a-uuid', 'old password', 'new password')).toBe(false);
+    expect(await store.authenticatePassword(user.name, 'old password')).toBe(user.id);
+    expect(await live()).toEqual({
+      web: true,
+      current: true,
+      gpodder: true,
+      bought: true,
+      app: true,
+      cli: true,
+    });
+    await expect(store.changePassword(user.id, 'old password', '')).rejects.toBeInstanceOf(
+      InvalidCredentialError,
+    );
+  });
+
+  it('is announced as a change of the user, which every process forgets verified passwords on', async () => {
+    const user = await freshUser('old password');
+    const listener = new Client({ connectionString: (dataSource.options as { url: string }).url });
+    await listener.connect();
+    try {
+      const notices: string[] = [];
+      listener.on('notification', (notice) => notices.push(notice.payload ?? ''));
+      await listener.query('LISTEN castlog_tokens');
+      expect(await store.changePassword(user.id, 'old password', 'new password')).toBe(true);
+      await listener.query('SELECT 1');
+      expect(notices).toContain(`user:${user.id}`);
+    } finally {
+      await listener.end();
+    }
   });
 });
 
@@ -341,6 +478,31 @@ describe('migration AuthTables1732400000000', () => {
         [user.id],
       ),
     ).rejects.toThrow(/tokens_kind_check/);
+  });
+
+  it('lets WebAccounts1732400000015 be reverted and run again', async () => {
+    const other = new DataSource({
+      type: 'postgres',
+      url: await createTestDatabase('castlog_auth_web_down'),
+      migrations: authMigrations,
+      migrationsRun: true,
+    });
+    await other.initialize();
+    try {
+      const otherStore = new AuthStore(other);
+      const user = await otherStore.addUser('someone', 'pw', { admin: true });
+      await otherStore.createAppPassword(user.id, 'x');
+      await otherStore.issueSession(user.id, HOUR, T0, 'web');
+      await other.undoLastMigration();
+      const [row] = await other.query(
+        `SELECT to_regclass('castlog_auth.app_passwords') AS app_passwords, to_regclass('castlog_auth.hash_keys') AS keys`,
+      );
+      expect(row).toEqual({ app_passwords: null, keys: null });
+      await other.runMigrations();
+      expect((await otherStore.listUsers())[0]?.isAdmin).toBe(false);
+    } finally {
+      await other.destroy();
+    }
   });
 
   it('drops what it created when reverted', async () => {

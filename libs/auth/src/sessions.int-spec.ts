@@ -105,6 +105,47 @@ describe('sessions', () => {
     });
   });
 
+  it('of kind web never authenticate as gpodder.net sessions, nor the reverse', async () => {
+    const user = await freshUser();
+    const web = await store.issueSession(user.id, HOUR, T0, 'web');
+    const gpodder = await store.issueSession(user.id, HOUR, T0);
+    const [row] = await dataSource.query(`SELECT kind FROM castlog_auth.tokens WHERE id = $1`, [web.id]);
+    expect(row.kind).toBe('web');
+    const owner = { userId: user.id, userName: user.name, expiresAt: at(HOUR) };
+    expect(await store.sessionOwner(web.token, T0, 'web')).toEqual(owner);
+    expect(await store.sessionOwner(web.token, T0)).toBeNull();
+    expect(await store.sessionOwner(web.token, T0, 'session')).toBeNull();
+    expect(await store.sessionOwner(gpodder.token, T0, 'web')).toBeNull();
+    expect(await store.sessionOwner(gpodder.token, T0)).toEqual(owner);
+    expect(await store.authenticateToken(web.token, T0)).toBeNull();
+
+    expect(await store.endSession(web.token, user.id)).toBe(false);
+    expect(await store.endSession(gpodder.token, user.id, 'web')).toBe(false);
+    expect(await store.sessionOwner(web.token, T0, 'web')).not.toBeNull();
+    expect(await store.endSession(web.token, user.id, 'web')).toBe(true);
+    expect(await store.sessionOwner(web.token, T0, 'web')).toBeNull();
+    expect(await store.sessionOwner(gpodder.token, T0)).not.toBeNull();
+  });
+
+  it('of another kind than session or web are refused', async () => {
+    const user = await freshUser();
+    const kind = 'cli' as 'web';
+    await expect(store.issueSession(user.id, HOUR, T0, kind)).rejects.toBeInstanceOf(RangeError);
+    await expect(store.sessionOwner('x', T0, kind)).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it('of kind web count against their own cap, and are swept like the others', async () => {
+    const user = await freshUser();
+    await insertSessions(user.id, MAX_SESSIONS_PER_USER, T0, 24 * HOUR);
+    await store.issueSession(user.id, 24 * HOUR, at(HOUR), 'web');
+    expect(await sessionsOf(user.id)).toHaveLength(MAX_SESSIONS_PER_USER);
+    const expiredWeb = await store.issueSession(user.id, HOUR, T0, 'web');
+    await store.issueSession((await freshUser()).id, HOUR, at(2 * HOUR), 'web');
+    expect(
+      await dataSource.query(`SELECT id FROM castlog_auth.tokens WHERE id = $1`, [expiredWeb.id]),
+    ).toEqual([]);
+  });
+
   it('are not issued for an unknown user, nor with a lifetime of 0', async () => {
     await expect(store.issueSession(randomUUID())).rejects.toBeInstanceOf(UserNotFoundError);
     await expect(store.issueSession('not-a-uuid')).rejects.toBeInstanceOf(UserNotFoundError);

@@ -77,12 +77,13 @@ describe('users add on a terminal', () => {
   const deps = (typed: string[]) => {
     const added: [string, string][] = [];
     const store: UsersDeps['store'] = {
-      addUser: async (name, password) => {
+      addUser: async (name, password, options) => {
         added.push([name, password]);
-        return { id: 'id', name, createdAt: new Date() };
+        return { id: 'id', name, createdAt: new Date(), isAdmin: options?.admin ?? false };
       },
       listUsers: async () => [],
       removeUser: async () => false,
+      setAdmin: async () => false,
     };
     return { added, deps: { store, stdin: new FakeTerminal(typed), stdout: output(), stderr: output() } };
   };
