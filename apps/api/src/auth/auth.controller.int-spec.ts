@@ -223,6 +223,28 @@ describe('with a generous rate limit', () => {
       }
     });
 
+    it('accepts an app password as Basic password, checked every time without scrypt, refused once revoked', async () => {
+      const user = await freshUser();
+      const other = await freshUser();
+      const { id, password } = await store.createAppPassword(user.id, 'Kasts');
+      const scrypt = jest.spyOn(app.get(AuthStore), 'authenticatePassword');
+      const lookUp = jest.spyOn(app.get(AuthStore), 'appPasswordOwner');
+      try {
+        for (let i = 0; i < 2; i += 1)
+          expect((await whoAmI(basic(user.name, password))).json()).toEqual({ userId: user.id });
+        expect(lookUp).toHaveBeenCalledTimes(2);
+        expect((await whoAmI(basic(other.name, password))).statusCode).toBe(401);
+        expect(scrypt).not.toHaveBeenCalled();
+      } finally {
+        scrypt.mockRestore();
+        lookUp.mockRestore();
+      }
+      expect((await whoAmI(basic(user.name, user.password))).json()).toEqual({ userId: user.id });
+      expect(await store.revokeAppPassword(user.id, id)).toBe(true);
+      expect((await whoAmI(basic(user.name, password))).statusCode).toBe(401);
+      expect((await whoAmI(`Bearer ${password}`)).statusCode).toBe(401);
+    });
+
     it('answers 401 for missing, malformed, wrong and revoked credentials', async () => {
       const user = await freshUser();
       const { token } = await store.issueToken(user.name, 'cli', 60_000);
@@ -305,5 +327,24 @@ describe('with a rate limit of 2 a minute', () => {
     const blocked = await whoAmI(user.password);
     expect(blocked.statusCode).toBe(429);
     expect(blocked.json()).toEqual({ code: '429', message: 'Too many requests' });
+  });
+
+  it('counts wrong app passwords as failed credentials like any others', async () => {
+    const app = await startApp(2);
+    const user = await freshUser();
+    const { password } = await store.createAppPassword(user.id, 'Kasts');
+    const remoteAddress = `127.1.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 2}`;
+    const whoAmI = (secret: string) =>
+      app.inject({
+        method: 'GET',
+        url: '/v1/whoami',
+        remoteAddress,
+        headers: { authorization: `Basic ${Buffer.from(`${user.name}:${secret}`).toString('base64')}` },
+      });
+    const wrong = `clapp_${'A'.repeat(43)}`;
+    expect((await whoAmI(password)).statusCode).toBe(200);
+    expect((await whoAmI(wrong)).statusCode).toBe(401);
+    expect((await whoAmI(wrong)).statusCode).toBe(401);
+    expect((await whoAmI(password)).statusCode).toBe(429);
   });
 });

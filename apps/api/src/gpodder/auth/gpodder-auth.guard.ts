@@ -51,6 +51,9 @@ export interface GpodderRequest extends RequestWithCookies {
   gpodderCredential?: GpodderCredential;
   /** The session the response's cookie names, once one is set. */
   gpodderSession?: string;
+  /** The app password the Basic credentials carried, if they did: a session issued for the request
+   * ends with it. */
+  gpodderAppPassword?: string;
 }
 
 /** 401 with castlog's error body, after setting `WWW-Authenticate: Basic realm="castlog"` on the
@@ -74,7 +77,8 @@ export class GpodderSessions {
   ) {}
 
   /** Sets the session cookie on the reply: the request's own session when it is a live one of
-   * this user (no new row), otherwise a new session. Once per request. */
+   * this user (no new row), otherwise a new session, bound to the app password the request's
+   * Basic credentials carried, if any (revoking it ends the session). Once per request. */
   async keep(
     request: GpodderRequest,
     reply: GpodderReply,
@@ -87,7 +91,7 @@ export class GpodderSessions {
     const session =
       cookie !== undefined && current?.userId === user.id
         ? { token: cookie, expiresAt: current.expiresAt }
-        : await this.store.issueSession(user.id, SESSION_TTL_MS, now);
+        : await this.store.issueSession(user.id, SESSION_TTL_MS, now, 'session', request.gpodderAppPassword);
     this.send(request, reply, session, now);
   }
 
@@ -132,7 +136,8 @@ export class GpodderSessions {
 
 export const isHttps = (request: GpodderRequest): boolean => request.protocol === 'https';
 
-/** Authenticates a gpodder.net request by `Authorization: Basic` (castlog user name and password),
+/** Authenticates a gpodder.net request by `Authorization: Basic` (castlog user name and password, or
+ * an app password of the user),
  * `Authorization: Bearer` (access or CLI token, as on /v1), or the session cookie when there is no
  * Authorization header; the route's `:user` must be the authenticated user's name. Anything else
  * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. A request
@@ -169,10 +174,11 @@ export class GpodderAuthGuard implements CanActivate {
       await failures.failed();
       throw gpodderUnauthorized(reply);
     }
-    const { user, credential, sessionExpiresAt } = proven;
+    const { user, credential, sessionExpiresAt, appPasswordId } = proven;
     request.userId = user.id;
     request.gpodderUser = user;
     request.gpodderCredential = credential;
+    if (appPasswordId !== undefined) request.gpodderAppPassword = appPasswordId;
     // Before the rate limit: a 429 to a Basic request carries the cookie too, so that the client
     // need not spend one of its few password answers on the next request.
     if (credential === 'basic') await this.sessions.keep(request, reply, user, now);
@@ -191,7 +197,12 @@ export class GpodderAuthGuard implements CanActivate {
     cookie: string | undefined,
     pathUser: string,
     now: Date,
-  ): Promise<{ user: GpodderIdentity; credential: GpodderCredential; sessionExpiresAt?: Date } | null> {
+  ): Promise<{
+    user: GpodderIdentity;
+    credential: GpodderCredential;
+    sessionExpiresAt?: Date;
+    appPasswordId?: string;
+  } | null> {
     if (header !== undefined) {
       const credentials = parseAuthorization(header);
       if (!credentials) return null;
@@ -200,8 +211,10 @@ export class GpodderAuthGuard implements CanActivate {
         return owner ? { user: { id: owner.userId, name: owner.userName }, credential: 'bearer' } : null;
       }
       if (credentials.name !== pathUser || !isPossibleUserName(credentials.name)) return null;
-      const id = await this.tokens.authenticatePassword(credentials.name, credentials.password, now);
-      return id ? { user: { id, name: credentials.name }, credential: 'basic' } : null;
+      const owner = await this.tokens.authenticateBasic(credentials.name, credentials.password, now);
+      if (!owner) return null;
+      const { userId: id, appPasswordId } = owner;
+      return { user: { id, name: credentials.name }, credential: 'basic', appPasswordId };
     }
     if (cookie === undefined) return null;
     const owner = await this.tokens.sessionOwner(cookie, now);

@@ -178,6 +178,64 @@ describe('with a generous rate limit', () => {
     expect((await byPassword('new password')).statusCode).toBe(200);
   });
 
+  it('accepts an app password as Basic password; the session it buys ends with it, in every instance', async () => {
+    const user = await freshUser();
+    const other = await startApp(10_000);
+    const app1 = await store.createAppPassword(user.id, 'gPodder');
+    const app2 = await store.createAppPassword(user.id, 'Kasts');
+    const byApp = await whoAmI(user.name, { authorization: basic(user.name, app1.password) });
+    expect(byApp.statusCode).toBe(200);
+    expect(byApp.json()).toEqual({ id: user.id, name: user.name });
+    const bought = sessionOf(byApp.headers['set-cookie'])!;
+    const [row] = await dataSource.query(
+      `SELECT app_password_id FROM castlog_auth.tokens WHERE token_hash = encode(sha256($1::bytea), 'hex')`,
+      [bought],
+    );
+    expect(row.app_password_id).toBe(app1.id);
+    const byOwnPassword = sessionOf(
+      (await whoAmI(user.name, { authorization: basic(user.name, user.password) })).headers['set-cookie'],
+    )!;
+    const cookieOn = (instance: NestFastifyApplication, session: string) =>
+      instance.inject({
+        method: 'GET',
+        url: `/api/2/whoami/${encodeURIComponent(user.name)}/phone.json`,
+        headers: { cookie: `sessionid=${session}` },
+      });
+    for (const instance of [app, other]) expect((await cookieOn(instance, bought)).statusCode).toBe(200);
+
+    expect(await store.revokeAppPassword(user.id, app1.id)).toBe(true);
+    expect401(await whoAmI(user.name, { authorization: basic(user.name, app1.password) }));
+    // Within the cache's 60 s lifetime: only the change notices can make these 401.
+    for (const instance of [app, other])
+      await poll(
+        'the session to be refused',
+        async () => (await cookieOn(instance, bought)).statusCode === 401,
+        {
+          timeoutMs: 5000,
+          everyMs: 20,
+        },
+      );
+    expect((await whoAmI(user.name, { authorization: basic(user.name, app2.password) })).statusCode).toBe(
+      200,
+    );
+    expect((await cookieOn(app, byOwnPassword)).statusCode).toBe(200);
+  });
+
+  it("refuses an app password with another user's name, and never runs scrypt for one", async () => {
+    const user = await freshUser();
+    const other = await freshUser();
+    const { password } = await store.createAppPassword(user.id, 'x');
+    const check = jest.spyOn(app.get(AuthStore), 'authenticatePassword');
+    try {
+      expect401(await whoAmI(other.name, { authorization: basic(other.name, password) }));
+      expect401(await whoAmI(user.name, { authorization: basic(user.name, `${password}x`) }));
+      expect((await whoAmI(user.name, { authorization: basic(user.name, password) })).statusCode).toBe(200);
+      expect(check).not.toHaveBeenCalled();
+    } finally {
+      check.mockRestore();
+    }
+  });
+
   it('accepts an access or CLI token as Bearer, without setting a cookie', async () => {
     const user = await freshUser();
     for (const kind of ['cli', 'access'] as const) {
