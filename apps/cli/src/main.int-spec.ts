@@ -35,7 +35,7 @@ async function castlog(args: string[], input = '') {
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
-it('runs users add, list, tokens issue, revoke and users remove end to end', async () => {
+it('runs users add, list, admin, tokens issue, revoke and users remove end to end', async () => {
   const name = `cli-${randomBytes(4).toString('hex')}`;
   expect(await castlog(['users', 'add', name], 'pw\n')).toEqual({
     code: 0,
@@ -47,6 +47,22 @@ it('runs users add, list, tokens issue, revoke and users remove end to end', asy
     stderr: `castlog: user ${name} already exists\n`,
   });
   expect((await castlog(['users', 'list'])).stdout).toContain(`${name}\t`);
+  expect(await castlog(['users', 'admin', name])).toEqual({
+    code: 0,
+    stdout: `User ${name} is an administrator\n`,
+    stderr: '',
+  });
+  expect((await castlog(['users', 'list'])).stdout).toMatch(new RegExp(`^${name}\t.*\tadmin$`, 'm'));
+  expect(await castlog(['users', 'admin', name, '--off'])).toMatchObject({
+    code: 0,
+    stdout: `User ${name} is no longer an administrator\n`,
+  });
+  const admin = `${name}-admin`;
+  expect(await castlog(['users', 'add', '--admin', admin], 'pw\n')).toMatchObject({
+    code: 0,
+    stdout: `Added user ${admin}, an administrator\n`,
+  });
+  expect(await store.isAdmin((await store.authenticatePassword(admin, 'pw'))!)).toBe(true);
 
   const issued = await castlog(['tokens', 'issue', name, '--ttl', '90m']);
   expect(issued.code).toBe(0);

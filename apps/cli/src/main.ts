@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { CliError, CommandIo, describeError, fail, REPLAY_EXIT, runCommand } from './commands/command-io';
 import { tokensIssue, tokensRevoke } from './commands/tokens.command';
-import { usersAdd, usersList, usersRemove } from './commands/users.command';
+import { usersAdd, usersAdmin, usersList, usersRemove } from './commands/users.command';
 
 /** Without DATABASE_URL, a command on a data directory that holds no database yet (CASTLOG_DATA_DIR
  * is relative to the working directory) creates one: said on stderr, so that an empty answer from
@@ -140,20 +140,28 @@ function addAccountCommands(
   withStore: WithStore,
   setExitCode: (code: number) => void,
 ): void {
-  const users = program.command('users').description('Add, list and remove users.');
+  const users = program.command('users').description('Add, list and remove users, and name administrators.');
   users
     .command('add <name>')
     .description('Add a user. The password is read from stdin, or prompted for twice on a terminal.')
-    .action(async (name: string) =>
-      setExitCode(await withStore((store) => usersAdd({ ...io, store }, name))),
+    .option('--admin', 'make the user an administrator')
+    .action(async (name: string, options: { admin?: boolean }) =>
+      setExitCode(await withStore((store) => usersAdd({ ...io, store }, name, options))),
+    );
+  users
+    .command('admin <name>')
+    .description('Make a user an administrator (of the web pages), or with --off no longer.')
+    .option('--off', 'take the administrator role away')
+    .action(async (name: string, options: { off?: boolean }) =>
+      setExitCode(await withStore((store) => usersAdmin({ ...io, store }, name, options))),
     );
   users
     .command('list')
-    .description('List users: name and creation time, tab-separated.')
+    .description('List users: name and creation time, tab-separated, and "admin" for administrators.')
     .action(async () => setExitCode(await withStore((store) => usersList({ ...io, store }))));
   users
     .command('remove <name>')
-    .description('Remove a user and revoke all its tokens.')
+    .description('Remove a user and revoke all its tokens and app passwords.')
     .action(async (name: string) =>
       setExitCode(await withStore((store) => usersRemove({ ...io, store }, name))),
     );

@@ -5,7 +5,7 @@ import { AuthStore } from '@castlog/auth';
 import { openAuthTestDatabase } from '../../../../test/support/databases';
 import { CommandIo } from './command-io';
 import { tokensIssue, tokensRevoke } from './tokens.command';
-import { usersAdd, usersList, usersRemove } from './users.command';
+import { usersAdd, usersAdmin, usersList, usersRemove } from './users.command';
 
 const DAY = 86_400_000;
 
@@ -88,14 +88,52 @@ describe('users add', () => {
   });
 });
 
-describe('users list', () => {
-  it('prints name and creation time, one user a line', async () => {
+describe('users add --admin', () => {
+  it('adds an administrator and says so', async () => {
+    const name = freshName('admin');
+    const deps = users('pw\n');
+    expect(await usersAdd(deps, name, { admin: true })).toBe(0);
+    expect(deps.stdout.text).toBe(`Added user ${name}, an administrator\n`);
+    const id = (await store.authenticatePassword(name, 'pw'))!;
+    expect(await store.isAdmin(id)).toBe(true);
+  });
+});
+
+describe('users admin', () => {
+  it('makes a user an administrator, and with --off no longer, saying what it did', async () => {
     const name = await addedUser();
+    const id = (await store.authenticatePassword(name, 'pw'))!;
+    expect(await store.isAdmin(id)).toBe(false);
+    const on = users();
+    expect(await usersAdmin(on, name)).toBe(0);
+    expect(on.stdout.text).toBe(`User ${name} is an administrator\n`);
+    expect(await store.isAdmin(id)).toBe(true);
+    const off = users();
+    expect(await usersAdmin(off, name, { off: true })).toBe(0);
+    expect(off.stdout.text).toBe(`User ${name} is no longer an administrator\n`);
+    expect(await store.isAdmin(id)).toBe(false);
+  });
+
+  it('says when there is no such user', async () => {
+    const nobody = freshName('nobody');
+    const deps = users();
+    expect(await usersAdmin(deps, nobody)).toBe(1);
+    expect(deps.stdout.text).toBe('');
+    expect(deps.stderr.text).toBe(`castlog: no user ${nobody}\n`);
+  });
+});
+
+describe('users list', () => {
+  it('prints name and creation time, one user a line, and admin for an administrator', async () => {
+    const name = await addedUser();
+    const admin = await addedUser();
+    await store.setAdmin(admin, true);
     const deps = users();
     expect(await usersList(deps)).toBe(0);
-    expect(deps.stdout.text.split('\n')).toContainEqual(
-      expect.stringMatching(new RegExp(`^${name}\\t\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$`)),
-    );
+    const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
+    const lines = deps.stdout.text.split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${name}\\t${time}$`)));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${admin}\\t${time}\\tadmin$`)));
   });
 });
 

@@ -2,33 +2,48 @@ import { AuthStore, checkPassword, checkUserName } from '@castlog/auth';
 import { CliError, CommandIo, Input, Output, TerminalInput, runCommand } from './command-io';
 
 export interface UsersDeps extends CommandIo {
-  readonly store: Pick<AuthStore, 'addUser' | 'listUsers' | 'removeUser'>;
+  readonly store: Pick<AuthStore, 'addUser' | 'listUsers' | 'removeUser' | 'setAdmin'>;
 }
 
-/** `castlog users add <name>`: the password comes from stdin when it is not a terminal (all of it,
- * less one trailing newline, `\n` or `\r\n`), otherwise from two prompts without echo. */
-export function usersAdd(deps: UsersDeps, name: string): Promise<number> {
+/** `castlog users add [--admin] <name>`: the password comes from stdin when it is not a terminal
+ * (all of it, less one trailing newline, `\n` or `\r\n`), otherwise from two prompts without echo. */
+export function usersAdd(deps: UsersDeps, name: string, options: { admin?: boolean } = {}): Promise<number> {
   return runCommand(deps, async () => {
     checkUserName(name);
     const password = await readNewPassword(deps.stdin, deps.stderr);
     checkPassword(password);
-    await deps.store.addUser(name, password);
-    deps.stdout.write(`Added user ${name}\n`);
+    const admin = options.admin ?? false;
+    await deps.store.addUser(name, password, { admin });
+    deps.stdout.write(admin ? `Added user ${name}, an administrator\n` : `Added user ${name}\n`);
     return 0;
   });
 }
 
-/** `castlog users list`: one line per user, `name<TAB>created at`, by name. */
+/** `castlog users admin <name> [--off]`: makes the user an administrator, or with `off` no longer. */
+export function usersAdmin(deps: UsersDeps, name: string, options: { off?: boolean } = {}): Promise<number> {
+  return runCommand(deps, async () => {
+    const admin = !(options.off ?? false);
+    if (!(await deps.store.setAdmin(name, admin))) throw new CliError(`no user ${name}`);
+    deps.stdout.write(
+      admin ? `User ${name} is an administrator\n` : `User ${name} is no longer an administrator\n`,
+    );
+    return 0;
+  });
+}
+
+/** `castlog users list`: one line per user, `name<TAB>created at`, and `<TAB>admin` for an
+ * administrator, by name. */
 export function usersList(deps: UsersDeps): Promise<number> {
   return runCommand(deps, async () => {
     const users = await deps.store.listUsers();
-    for (const user of users) deps.stdout.write(`${user.name}\t${user.createdAt.toISOString()}\n`);
+    for (const user of users)
+      deps.stdout.write(`${user.name}\t${user.createdAt.toISOString()}${user.isAdmin ? '\tadmin' : ''}\n`);
     if (users.length === 0) deps.stderr.write('No users\n');
     return 0;
   });
 }
 
-/** `castlog users remove <name>`: removes the user and all its tokens. */
+/** `castlog users remove <name>`: removes the user and all its tokens and app passwords. */
 export function usersRemove(deps: UsersDeps, name: string): Promise<number> {
   return runCommand(deps, async () => {
     if (!(await deps.store.removeUser(name))) throw new CliError(`no user ${name}`);
