@@ -24,10 +24,11 @@ export const isAppPasswordAttempt = (password: string): boolean => password.star
 export const isAppPasswordShaped = (text: string): boolean => APP_PASSWORD_SHAPE.test(text);
 
 /** The stored form of an app password: HMAC-SHA-256 under the installation's key, hex. The secret
- * has 256 random bits, so a fast hash is enough, as for tokens; an unkeyed one would do against
- * guessing. The key adds that the table without the key row (a partial dump, a copied table) does
- * not even tell whether a candidate password, such as one found in a client's configuration, is a
- * live one: the lookup needs the key. */
+ * has 256 random bits, so a fast hash is enough, as for tokens: an unkeyed one would already make
+ * guessing hopeless. The key adds that the table without the key row (a partial dump, a copied
+ * table) does not even tell whether a candidate password, such as one found in a client's
+ * configuration, is a live one: the lookup needs the key. A full dump holds the key too, and is
+ * then worth what an unkeyed hash is. */
 export function hashAppPassword(password: string, key: Buffer): string {
   return createHmac('sha256', key).update(password, 'utf8').digest('hex');
 }

@@ -136,15 +136,14 @@ export class GpodderSessions {
 
 export const isHttps = (request: GpodderRequest): boolean => request.protocol === 'https';
 
-/** Authenticates a gpodder.net request by `Authorization: Basic` (castlog user name and password, or
- * an app password of the user),
- * `Authorization: Bearer` (access or CLI token, as on /v1), or the session cookie when there is no
- * Authorization header; the route's `:user` must be the authenticated user's name. Anything else
- * is 401 with castlog's error body and `WWW-Authenticate: Basic realm="castlog"`. A request
- * authenticated by Basic gets the session cookie in its response, as on gpodder.net; one authenticated by the cookie gets it again with the
+/** Authenticates a gpodder.net request by `Authorization: Basic` (castlog user name and password,
+ * the user's own or an app password), `Authorization: Bearer` (access or CLI token, as on /v1),
+ * or the session cookie when there is no Authorization header; the route's `:user` must be the
+ * authenticated user's name. Anything else is 401 with castlog's error body and
+ * `WWW-Authenticate: Basic realm="castlog"`. A request authenticated by Basic gets the session
+ * cookie in its response, as on gpodder.net; one authenticated by the cookie gets it again with the
  * session's expiry, which use renews. Then the per-user rate limit, shared with /v1 (429 with
- * Retry-After, the cookie kept).
- * Failed credentials count against the client address as on /v1: past RATE_LIMIT_PER_MINUTE
+ * Retry-After, the cookie kept). Failed credentials count against the client address as on /v1: past RATE_LIMIT_PER_MINUTE
  * failures, requests with credentials answer 429 before any password is checked. */
 @Injectable()
 export class GpodderAuthGuard implements CanActivate {
