@@ -1,5 +1,6 @@
 export * from './time';
 export * from './events/log-event';
+export { describeOutcome, describeRequest, isRecord } from './events/describe';
 export * from './subscriptions/subscription';
 export * from './subscriptions/change';
 export * from './subscriptions/outcome';

@@ -21,6 +21,7 @@ import { PinoNestLogger } from './nest-logger';
 import { RequestMetrics } from './request-metrics';
 import { InvalidInputStatusByPath, routeOptionsOf } from './route-options';
 import { decodeText, TextEncodingError } from './text';
+import { readFormBodies } from './form-body';
 import { UndecodableText } from './text-body';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -71,6 +72,7 @@ export async function createHttpApp(
   limitBodies(fastify, config.BODY_LIMIT_BYTES, config.REQUEST_TIMEOUT);
   readJsonBodies(fastify);
   readTextBodies(fastify);
+  readFormBodies(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
   fastify.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);

@@ -3,6 +3,7 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 /** The contract's messages, by status. */
 export const ERROR_MESSAGES: Readonly<Record<number, string>> = {
   401: 'User not authorized',
+  403: 'Forbidden',
   404: 'Resource not found',
   405: 'Input could not be validated',
   410: 'Subscription has been deleted',
@@ -26,6 +27,13 @@ export const errorBody = (status: number, detail?: string): ErrorBody => ({
 export class ValidationFailed extends HttpException {
   constructor(detail?: string) {
     super(errorBody(405, detail), 405);
+  }
+}
+
+/** 403: a web page's form posted without its CSRF token, or a page only administrators see. */
+export class Forbidden extends HttpException {
+  constructor(detail?: string) {
+    super(errorBody(403, detail), HttpStatus.FORBIDDEN);
   }
 }
 

@@ -4,6 +4,7 @@ export * from './errors';
 
 export * from './route-options';
 export * from './text-body';
+export * from './form-body';
 export * from './text';
 export * from './nest-logger';
 export * from './operations';

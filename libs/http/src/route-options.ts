@@ -10,6 +10,10 @@ export interface CastlogRouteOptions {
    * body by its content. A body that is not text is refused as invalid input, after the guards.
    * Only the body limit applies before them. */
   readonly textBody?: boolean;
+  /** The handler receives an HTML form's fields (and files), `application/x-www-form-urlencoded`
+   * or `multipart/form-data`, as a `FormBody` (see `readFormBodies`); any other body is refused as
+   * invalid input. Only the web pages' routes read forms. */
+  readonly formBody?: boolean;
   /** The status of input that fails validation on this route: 405 (the Open Podcast API's, the
    * default) or 400 (gpodder.net's). The error body is the same, with this code. */
   readonly invalidInputStatus?: 400 | 405;

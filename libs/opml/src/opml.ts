@@ -169,3 +169,30 @@ function clean(value: string): string {
     .replace(/\s+/g, ' ')
     .trim();
 }
+
+/** The codec's limit on the items of one SubscriptionsAddRequested event. */
+export const MAX_CHUNK_ITEMS = 1000;
+/** A chunk also stays within the size of the largest request the API accepts (1 MiB), so an import
+ * appends nothing larger than a POST can. */
+const MAX_CHUNK_BYTES = 1_000_000;
+
+/** Consecutive runs of at most MAX_CHUNK_ITEMS feeds and about MAX_CHUNK_BYTES of JSON (a single
+ * larger feed is a chunk of its own). */
+export function chunksOf(feeds: readonly OpmlFeed[]): OpmlFeed[][] {
+  const chunks: OpmlFeed[][] = [];
+  let current: OpmlFeed[] = [];
+  let bytes = 0;
+  for (const feed of feeds) {
+    // The item as the event holds it: `{"feedUrl":<url>,"candidateGuid":"<uuid>"},`.
+    const size = Buffer.byteLength(JSON.stringify(feed.url)) + 72;
+    if (current.length > 0 && (current.length === MAX_CHUNK_ITEMS || bytes + size > MAX_CHUNK_BYTES)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(feed);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}

@@ -5,6 +5,7 @@ import { Inject, Module } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { GpodderAuthModule } from './auth/gpodder-auth';
 import { DeviceFirstUse } from './device-first-use';
+import { withdrawControllersUnless } from '../http/optional-face';
 import { GpodderDevicesController } from './gpodder-devices.controller';
 import { GpodderEpisodesController } from './gpodder-episodes.controller';
 import { GpodderSettingsController } from './gpodder-settings.controller';
@@ -16,10 +17,8 @@ import { SimpleSubscriptionsController } from './simple-subscriptions.controller
  * login/logout.
  * Needs AppendService from a global module and what GpodderAuthModule needs.
  *
- * With GPODDER_API off, its routes are absent: the module withdraws its own controllers and
- * GpodderAuthModule's from the application before Nest registers routes and before the OpenAPI
- * document is scanned (both read the modules' controllers after every module is constructed), so
- * the router answers 404 and /openapi.json does not list them. */
+ * With GPODDER_API off, its routes are absent (withdrawControllersUnless): the router answers 404
+ * and /openapi.json does not list them. */
 @Module({
   imports: [GpodderAuthModule],
   controllers: [
@@ -41,10 +40,6 @@ import { SimpleSubscriptionsController } from './simple-subscriptions.controller
 })
 export class GpodderModule {
   constructor(@Inject(CONFIG) config: Config, @Inject(ModulesContainer) modules: ModulesContainer) {
-    if (config.GPODDER_API) return;
-    for (const module of modules.values()) {
-      if (module.metatype === GpodderModule || module.metatype === GpodderAuthModule)
-        module.controllers.clear();
-    }
+    withdrawControllersUnless(config.GPODDER_API, modules, [GpodderModule, GpodderAuthModule]);
   }
 }

@@ -12,7 +12,7 @@ import {
 import { envelopeOf, EventLog, LogPosition } from '@castlog/event-log';
 import { FeedCatalog } from '@castlog/feeds';
 import { decodeText, TextEncodingError } from '@castlog/http';
-import { OpmlError, OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
+import { chunksOf, OpmlError, OpmlFeed, parseOpml, toOpml } from '@castlog/opml';
 import { GpodderQuery, OutcomesQuery, positionKey } from '@castlog/read-model';
 import { Presets, SingleBar } from 'cli-progress';
 import { randomUUID } from 'node:crypto';
@@ -47,11 +47,6 @@ export interface OpmlImportOptions {
   readonly timeout?: string;
 }
 
-/** The codec's limit on the items of one SubscriptionsAddRequested event. */
-export const MAX_CHUNK_ITEMS = 1000;
-/** A chunk also stays within the size of the largest request the API accepts (1 MiB), so an import
- * appends nothing larger than a POST can. */
-const MAX_CHUNK_BYTES = 1_000_000;
 const DEFAULT_OUTCOME_TIMEOUT_MS = 60_000;
 const DEFAULT_POLL_INTERVAL_MS = 200;
 /** Failed feeds listed one per line on stderr; the rest are counted. */
@@ -180,27 +175,6 @@ function parseTimeout(text: string): number {
   if (ms <= 0) throw new CliError('--timeout must be greater than 0');
   if (!(ms <= MAX_TIMER_MS)) throw new CliError('--timeout must be at most 24d');
   return ms;
-}
-
-/** Consecutive runs of at most MAX_CHUNK_ITEMS feeds and about MAX_CHUNK_BYTES of JSON (a single
- * larger feed is a chunk of its own). */
-export function chunksOf(feeds: readonly OpmlFeed[]): OpmlFeed[][] {
-  const chunks: OpmlFeed[][] = [];
-  let current: OpmlFeed[] = [];
-  let bytes = 0;
-  for (const feed of feeds) {
-    // The item as the event holds it: `{"feedUrl":<url>,"candidateGuid":"<uuid>"},`.
-    const size = Buffer.byteLength(JSON.stringify(feed.url)) + 72;
-    if (current.length > 0 && (current.length === MAX_CHUNK_ITEMS || bytes + size > MAX_CHUNK_BYTES)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(feed);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }
 
 /** Appends the chunks one event per append (each a request of its own size), in order. When one

@@ -20,7 +20,7 @@ import {
   GpodderUser,
   isHttps,
 } from './gpodder-auth.guard';
-import { clearSessionCookie } from './session-cookie';
+import { clearSessionCookie } from '../../http/session-cookie';
 
 const userParam = ApiParam({
   name: 'user',

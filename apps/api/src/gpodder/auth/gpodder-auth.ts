@@ -24,4 +24,4 @@ export {
   gpodderUnauthorized,
 } from './gpodder-auth.guard';
 export type { GpodderCredential, GpodderIdentity, GpodderReply, GpodderRequest } from './gpodder-auth.guard';
-export { SESSION_COOKIE } from './session-cookie';
+export { SESSION_COOKIE } from '../../http/session-cookie';

@@ -1,6 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 
-/** The session cookie's name, as gpodder.net (Django) names it. */
+/** The gpodder.net session cookie's name, as gpodder.net (Django) names it; the default of the
+ * functions below, which the web pages' sign-in cookie (WEB_SESSION_COOKIE) uses too. */
 export const SESSION_COOKIE = 'sessionid';
 
 /** A request as @fastify/cookie leaves it: its Cookie header parsed into `cookies`. */
@@ -16,8 +17,11 @@ export interface ReplyWithCookies {
 
 /** The session cookie of the request, or undefined when there is none (the first one counts, as
  * @fastify/cookie reads them). A value in double quotes (RFC 6265 §4.1.1) counts without them. */
-export function readSessionCookie(request: RequestWithCookies): string | undefined {
-  const value = request.cookies?.[SESSION_COOKIE];
+export function readSessionCookie(
+  request: RequestWithCookies,
+  name: string = SESSION_COOKIE,
+): string | undefined {
+  const value = request.cookies?.[name];
   const unquoted =
     value !== undefined && value.length >= 2 && value.startsWith('"') && value.endsWith('"')
       ? value.slice(1, -1)
@@ -36,12 +40,17 @@ export function setSessionCookie(
   expiresAt: Date,
   now: Date,
   secure: boolean,
+  name: string = SESSION_COOKIE,
 ): void {
   const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / 1000));
-  reply.setCookie(SESSION_COOKIE, token, { ...ATTRIBUTES, maxAge, expires: expiresAt, secure });
+  reply.setCookie(name, token, { ...ATTRIBUTES, maxAge, expires: expiresAt, secure });
 }
 
 /** Makes the client drop the session cookie: an empty value that has already expired. */
-export function clearSessionCookie(reply: ReplyWithCookies, secure: boolean): void {
-  reply.setCookie(SESSION_COOKIE, '', { ...ATTRIBUTES, maxAge: 0, expires: new Date(0), secure });
+export function clearSessionCookie(
+  reply: ReplyWithCookies,
+  secure: boolean,
+  name: string = SESSION_COOKIE,
+): void {
+  reply.setCookie(name, '', { ...ATTRIBUTES, maxAge: 0, expires: new Date(0), secure });
 }

@@ -1,4 +1,4 @@
-import { chunksOf, MAX_CHUNK_ITEMS } from './opml.command';
+import { chunksOf, MAX_CHUNK_ITEMS } from './opml';
 
 const feeds = (count: number, urlLength = 40) =>
   Array.from({ length: count }, (_, i) => ({
