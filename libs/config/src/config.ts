@@ -153,6 +153,11 @@ export const configSchema = z.object({
   /** The gpodder.net API (`/api/2/...` and the simple API's `/subscriptions/...`); when off its
    * routes are absent (404) and `/v1/capabilities` does not list it. */
   GPODDER_API: onOff.default('on'),
+  /** The web pages (`/web/…`): sign in, subscriptions, devices, history, OPML, app passwords, the
+   * account and administration; when off their routes are absent (404). */
+  WEB_UI: onOff.default('on'),
+  /** How long a web page sign-in lasts without use (each use within it renews it). */
+  WEB_SESSION_TTL: tokenTtl.default('30d'),
   /** The feed resolver, which follows the log and fetches every subscribed feed into the catalog;
    * when off nothing is fetched and names fall back to URLs. */
   FEEDS: onOff.default('on'),

@@ -12,6 +12,7 @@ export * from './queries/history.query';
 export * from './queries/projection.query';
 export * from './sql';
 export * from './queries/gpodder.query';
+export * from './queries/account.query';
 export * from './queries/sync.query';
 export * from './offset-watch';
 export * from './user-clocks';

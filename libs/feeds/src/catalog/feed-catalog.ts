@@ -200,6 +200,18 @@ export class FeedCatalog {
     );
   }
 
+  /** The normalised URLs of the feeds `userId` subscribes to whose title holds `text` in any case
+   * (at most 1000): what a filter by name matches besides URLs. */
+  async urlsTitled(userId: string, text: string): Promise<string[]> {
+    const rows = await this.query<{ url: string }>(
+      `SELECT f.url FROM ${FEEDS} f
+        WHERE strpos(lower(f.title), lower($2)) > 0 AND ${held(this.readModel, 'f.url', '$1')}
+        LIMIT 1000`,
+      [userId, text],
+    );
+    return rows.map((row) => row.url);
+  }
+
   /** `urls` in order, each with its title when the catalog knows it and `userId` subscribes to it
    * (`titlesFor`): what an export names each feed by. */
   async withTitles(userId: string, urls: readonly string[]): Promise<{ url: string; title?: string }[]> {
