@@ -14,6 +14,10 @@ const stamp = path.join(root, 'dist', '.build-stamp');
 const sourceDirs = ['apps', 'libs', 'bench', 'tools', 'test'];
 const sourceFiles = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
 const skippedDirs = new Set(['node_modules', 'dist', 'results']);
+/** Files the code reads at run time beside itself (the web pages' templates and stylesheet), copied
+ * into dist/ at the same place. */
+const assetExtensions = ['.eta', '.css'];
+const isSource = (name) => name.endsWith('.ts') || assetExtensions.some((ext) => name.endsWith(ext));
 
 /** Newest modification time under dir: its .ts files, and the folders themselves (a removal). */
 function newestUnder(dir) {
@@ -22,7 +26,7 @@ function newestUnder(dir) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory() && !skippedDirs.has(entry.name)) {
       newest = Math.max(newest, newestUnder(full));
-    } else if (entry.isFile() && entry.name.endsWith('.ts')) {
+    } else if (entry.isFile() && isSource(entry.name)) {
       newest = Math.max(newest, fs.statSync(full).mtimeMs);
     }
   }
@@ -50,11 +54,25 @@ function run(tool) {
   return result.status === null ? 1 : result.status;
 }
 
+/** Copies the asset files under dir into dist/, keeping their paths. */
+function copyAssets(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory() && !skippedDirs.has(entry.name)) copyAssets(full);
+    else if (entry.isFile() && assetExtensions.some((ext) => entry.name.endsWith(ext))) {
+      const target = path.join(root, 'dist', path.relative(root, full));
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.copyFileSync(full, target);
+    }
+  }
+}
+
 function build() {
   // The stamp carries the time the build started, so an edit made while it ran counts as newer.
   const started = new Date();
   const status = run('tsc') || run('tsc-alias');
   if (status === 0) {
+    for (const dir of ['apps', 'libs']) copyAssets(path.join(root, dir));
     fs.writeFileSync(stamp, '');
     fs.utimesSync(stamp, started, started);
   }
