@@ -10,6 +10,7 @@ import { childEnv, RunningChild, runCli, startChild } from '../support/processes
 import { terminateBackends } from '../support/databases';
 import { poll } from '../support/until';
 import { SyncAction, syncAction, SyncClient } from '../support/sync-face';
+import { WebClient } from '../support/web-client';
 
 const READY = /castlog ready in \d+ ms at (http:\/\/\S+);/;
 
@@ -38,6 +39,8 @@ describe('embedded mode under PostgreSQL faults', () => {
   let castlog: RunningChild;
   let api: ApiClient;
   let sync: SyncClient;
+  /** Signed in to the web pages. */
+  let web: WebClient;
   const acknowledged: { guid: string; feedUrl: string }[] = [];
 
   /** Sync actions a 200 answered, with the requests it took; the one still waiting for a 200 is
@@ -103,6 +106,8 @@ describe('embedded mode under PostgreSQL faults', () => {
     expect(issued.code).toBe(0);
     api = new ApiClient(url!, `Bearer ${issued.stdout.trim()}`);
     sync = new SyncClient(api);
+    web = new WebClient(url!);
+    expect((await web.signIn({ name: 'faulty', password: 'a long enough password' })).status).toBe(303);
     expect(await writeOpa()).toBe(200);
     expect(await writeSync()).toBe(200);
   }, 120_000);
@@ -153,7 +158,9 @@ describe('embedded mode under PostgreSQL faults', () => {
     const paused = [server.pid, ...childrenOf(server.pid)];
     for (const pid of paused) process.kill(pid, 'SIGSTOP');
     let answers: ApiResponse[];
+    let page: Awaited<ReturnType<WebClient['send']>>;
     try {
+      const pageAnswer = web.send('GET', '/web/subscriptions');
       const basic = `Basic ${Buffer.from('faulty:a long enough password').toString('base64')}`;
       answers = await Promise.all([
         ...Array.from({ length: 6 }, () => api.get('/v1/subscriptions')),
@@ -168,10 +175,13 @@ describe('embedded mode under PostgreSQL faults', () => {
         api.post('/v1/auth/login', { username: 'faulty', password: 'a long enough password' }),
         api.get('/health/ready'),
       ]);
+      page = await pageAnswer;
     } finally {
       for (const pid of paused) process.kill(pid, 'SIGCONT');
     }
     expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 503));
+    expect(page.status).toBe(503);
+    expect(page.headers.get('retry-after')).toMatch(/^\d+$/);
     for (const answer of answers) {
       expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(answer.body).toEqual({ code: '503', message: expect.stringMatching(/^Service unavailable/) });
@@ -186,6 +196,7 @@ describe('embedded mode under PostgreSQL faults', () => {
     console.log(
       `[embedded faults] PostgreSQL paused: writes on both faces were acknowledged ${seconds} s after it resumed`,
     );
+    expect((await web.send('GET', '/web/subscriptions')).status).toBe(200);
     expect(castlog.child.exitCode).toBeNull();
   }, 90_000);
 

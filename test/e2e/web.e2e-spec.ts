@@ -1,0 +1,160 @@
+import * as fc from 'fast-check';
+import { feed } from '../support/contract';
+import { CastlogUnderTest, startCastlog, TestUser } from '../support/start-castlog';
+import { WebClient } from '../support/web-client';
+
+describe('the web pages over HTTP', () => {
+  let app: CastlogUnderTest;
+  let alice: TestUser;
+  beforeAll(async () => (app = await startCastlog({ log: 'postgres' })));
+  afterAll(() => app?.close());
+  beforeEach(async () => (alice = await app.freshUser()));
+
+  it('sends a visitor who is not signed in to the sign-in page, and the root to the pages', async () => {
+    const web = new WebClient(app.url);
+    const page = await web.send('GET', '/web/history?page=2');
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/web/sign-in?next=%2Fweb%2Fhistory%3Fpage%3D2');
+    expect((await web.send('GET', '/')).headers.get('location')).toBe('/web/subscriptions');
+  });
+
+  it('serves every page with a policy that runs no script, no caching and no sniffing', async () => {
+    const web = new WebClient(app.url);
+    const signIn = await web.send('GET', '/web/sign-in');
+    expect(signIn.status).toBe(200);
+    expect(signIn.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(signIn.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(signIn.headers.get('content-security-policy')).not.toContain('script-src');
+    expect(signIn.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(signIn.headers.get('cache-control')).toBe('no-store');
+    expect(signIn.text).not.toMatch(/<script/i);
+  });
+
+  it('sets an HttpOnly, SameSite=Lax session cookie (not Secure over http) and ends it on sign-out', async () => {
+    const web = new WebClient(app.url);
+    const answer = await web.signIn(alice);
+    expect(answer.status).toBe(303);
+    const cookie = answer.headers.getSetCookie().find((line) => line.startsWith('castlog_web='));
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).not.toMatch(/Secure/);
+    const csrf = await web.csrf('/web/subscriptions');
+    const session = web.cookies.get('castlog_web')!;
+    expect((await web.send('POST', '/web/sign-out', { csrf })).status).toBe(303);
+    expect(await app.users.sessionOwner(session, new Date(), 'web')).toBeNull();
+  });
+
+  it('refuses every form without its token: 403, an HTML page, nothing changed', async () => {
+    const web = new WebClient(app.url);
+    await web.signIn(alice);
+    for (const csrf of [undefined, '', 'forged', (await web.csrf('/web/subscriptions')).slice(1)]) {
+      const answer = await web.send('POST', '/web/subscriptions', {
+        ...(csrf === undefined ? {} : { csrf }),
+        feed_url: feed('csrf'),
+      });
+      expect(answer.status).toBe(403);
+      expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(answer.text).toContain('403: Forbidden');
+    }
+    const signIn = await new WebClient(app.url).send('POST', '/web/sign-in', {
+      name: alice.name,
+      password: alice.password,
+    });
+    expect(signIn.status).toBe(403);
+    expect((await app.as(alice).get('/v1/subscriptions')).body.subscriptions).toEqual([]);
+  });
+
+  it('keeps forms to the pages: the APIs still refuse a form body', async () => {
+    const answer = await fetch(new URL('/v1/subscriptions', app.url), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${alice.token}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'feed_url=https://example.com/a.xml',
+    });
+    expect(answer.status).toBe(405);
+  });
+
+  it('a web session is not a gpodder.net session, nor the reverse', async () => {
+    const web = new WebClient(app.url);
+    await web.signIn(alice);
+    const session = web.cookies.get('castlog_web')!;
+    const gpodder = await fetch(new URL(`/api/2/devices/${alice.name}.json`, app.url), {
+      headers: { cookie: `sessionid=${session}` },
+    });
+    expect(gpodder.status).toBe(401);
+    const page = await fetch(new URL('/web/devices', app.url), {
+      redirect: 'manual',
+      headers: { cookie: `castlog_web=${(await app.users.issueSession(alice.id)).token}` },
+    });
+    expect(page.status).toBe(303);
+  });
+
+  it('answers hostile form input with a page, never a 5xx, and changes nothing without the token', async () => {
+    const web = new WebClient(app.url);
+    await web.signIn(alice);
+    const csrf = await web.csrf('/web/subscriptions');
+    const paths = [
+      '/web/subscriptions',
+      '/web/subscriptions/00000000-0000-4000-8000-000000000000/delete',
+      '/web/subscriptions/not-a-guid/unsubscribe',
+      '/web/devices/phone',
+      '/web/devices/a%20b',
+      '/web/app-passwords',
+      '/web/app-passwords/x/revoke',
+      '/web/account/password',
+      '/web/opml/import',
+      '/web/admin/users',
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...paths),
+        fc.dictionary(
+          fc.constantFrom('feed_url', 'caption', 'type', 'name', 'password', 'new_password', 'x'),
+          fc.string({ maxLength: 300 }),
+        ),
+        fc.boolean(),
+        async (path, fields, withToken) => {
+          const answer = await web.send('POST', path, { ...fields, ...(withToken ? { csrf } : {}) });
+          expect(answer.status).toBeLessThan(500);
+          expect(answer.text).not.toMatch(/\bat .+\.(ts|js):\d+/);
+          if (answer.status !== 303)
+            expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
+          if (!withToken) expect(answer.status).toBe(403);
+        },
+      ),
+      { numRuns: 150 },
+    );
+    const subscriptions = (await app.as(alice).get('/v1/subscriptions')).body.subscriptions as {
+      feed_url: string;
+    }[];
+    expect(subscriptions.every((subscription) => subscription.feed_url.startsWith('http'))).toBe(true);
+  });
+});
+
+describe('WEB_UI=off', () => {
+  let app: CastlogUnderTest;
+  beforeAll(async () => (app = await startCastlog({ log: 'postgres', env: { WEB_UI: 'off' } })));
+  afterAll(() => app?.close());
+
+  it('removes every page: 404', async () => {
+    for (const path of ['/', '/web', '/web/sign-in', '/web/subscriptions', '/web/castlog.css'])
+      expect((await fetch(new URL(path, app.url), { redirect: 'manual' })).status).toBe(404);
+  });
+});
+
+describe('PUBLIC_URL over https', () => {
+  let app: CastlogUnderTest;
+  beforeAll(
+    async () =>
+      (app = await startCastlog({ log: 'postgres', env: { PUBLIC_URL: 'https://podcasts.example.org' } })),
+  );
+  afterAll(() => app?.close());
+
+  it('makes the session cookie Secure', async () => {
+    const user = await app.freshUser();
+    const answer = await new WebClient(app.url).signIn(user);
+    expect(answer.headers.getSetCookie().find((line) => line.startsWith('castlog_web='))).toMatch(/Secure/);
+  });
+});
