@@ -64,6 +64,48 @@ describe('the web pages over HTTP', () => {
     expect((await app.as(alice).get('/v1/subscriptions')).body.subscriptions).toEqual([]);
   });
 
+  it('imports an OPML file of 10,000 feeds in one form post, and says what failed and why', async () => {
+    const web = new WebClient(app.url);
+    await web.signIn(alice);
+    const urls = Array.from({ length: 10_000 }, (_, i) => `https://feeds.example.org/${alice.name}/${i}.xml`);
+    const opml =
+      '<?xml version="1.0" encoding="utf-8"?><opml version="2.0"><head><title>big</title></head><body>' +
+      [...urls, 'javascript:alert(1)']
+        .map((url) => `<outline type="rss" text="t" xmlUrl="${url}"/>`)
+        .join('\n') +
+      '</body></opml>';
+    const form = new FormData();
+    form.set('csrf', await web.csrf('/web/opml'));
+    form.set('file', new Blob([opml], { type: 'text/x-opml' }), 'big.opml');
+    const answer = await web.send('POST', '/web/opml/import', form);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain('Read 10001 feeds: 10000 subscribed (new or already there), 1 failed');
+    expect(answer.text).toContain('javascript:alert(1)</td><td>Unsupported protocol');
+    const listed = await app.as(alice).get('/v1/subscriptions');
+    expect(listed.body.total).toBe(10_000);
+    const again = await web.send('POST', '/web/opml/import', form);
+    expect(again.text).toContain('10000 subscribed');
+    expect((await app.as(alice).get('/v1/subscriptions')).body.total).toBe(10_000);
+  });
+
+  it('counts wrong passwords on the sign-in form against the address, as the APIs do', async () => {
+    const limited = await startCastlog({ log: 'postgres', env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const web = new WebClient(limited.url);
+      const user = await limited.freshUser();
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < 5; attempt += 1)
+        statuses.push((await web.signIn({ name: user.name, password: 'wrong' })).status);
+      expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+      const blocked = await web.signIn(user);
+      expect(blocked.status).toBe(429);
+      expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(blocked.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('keeps forms to the pages: the APIs still refuse a form body', async () => {
     const answer = await fetch(new URL('/v1/subscriptions', app.url), {
       method: 'POST',

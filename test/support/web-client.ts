@@ -3,21 +3,23 @@ export class WebClient {
   readonly cookies = new Map<string, string>();
   constructor(private readonly baseUrl: string) {}
 
+  /** Sends `form` URL-encoded, or as multipart/form-data when it is a FormData (a file input). */
   async send(
     method: string,
     path: string,
-    form?: Record<string, string>,
+    form?: Record<string, string> | FormData,
     headers: Record<string, string> = {},
   ) {
+    const encoded = form === undefined || form instanceof FormData ? undefined : new URLSearchParams(form);
     const response = await fetch(new URL(path, this.baseUrl), {
       method,
       redirect: 'manual',
       headers: {
         cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...(encoded ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...headers,
       },
-      ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+      ...(form === undefined ? {} : { body: encoded ? encoded.toString() : (form as FormData) }),
     });
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
