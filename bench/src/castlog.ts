@@ -64,6 +64,9 @@ export function benchConfig(
 
 export interface BenchUser {
   readonly id: string;
+  readonly name: string;
+  /** For the scenarios that sign in (the web pages). */
+  readonly password: string;
   readonly token: string;
 }
 
@@ -71,7 +74,8 @@ export interface RunningCastlog {
   readonly port: number;
   readonly config: Config;
   readonly runtime: OpenedRuntime;
-  /** Users with a CLI (Bearer) token each; created with a cheap scrypt cost, as only tokens are used. */
+  /** Users with a CLI (Bearer) token each; created with a cheap scrypt cost, as tokens are what the
+   * scenarios send (a password signs in once at most). */
   addUsers(count: number): Promise<BenchUser[]>;
   /** Sum and count of each of castlog's own histograms (all labels together), for stage means. */
   histograms(): Promise<Record<string, HistogramTotals>>;
@@ -165,9 +169,10 @@ export async function startCastlog(config: Config): Promise<RunningCastlog> {
       const users: BenchUser[] = [];
       for (let i = 0; i < count; i += 1) {
         const name = `${prefix}_${i}`;
-        const user = await store.addUser(name, randomBytes(12).toString('base64url'));
+        const password = randomBytes(12).toString('base64url');
+        const user = await store.addUser(name, password);
         const { token } = await store.issueToken(name, 'cli', 24 * 3_600_000);
-        users.push({ id: user.id, token });
+        users.push({ id: user.id, name, password, token });
       }
       return users;
     },

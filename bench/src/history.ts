@@ -160,6 +160,19 @@ export const METRICS: readonly Metric[] = [
     value: (r) =>
       numberAt(r, 'feeds.settings.feeds') === 10_000 ? numberAt(r, 'feeds.resolve_seconds') : undefined,
   },
+  {
+    id: 'web',
+    title: 'subscriptions page p50, web / GET /v1/subscriptions?per_page=5000',
+    column: 'web page p50',
+    unit: 'ratio',
+    target: 1.5,
+    targetText: '≤ 1.5',
+    value: (r) =>
+      numberAt(r, 'web.settings.subscriptions') === 5_000
+        ? numberAt(r, 'web.p50_ratio_vs_baseline')
+        : undefined,
+    range: rangeAt('web.p50_ratio'),
+  },
 ];
 
 interface Run {

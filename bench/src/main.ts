@@ -19,10 +19,21 @@ import { gpodderScenario } from './scenarios/gpodder';
 import { listingScenario } from './scenarios/listing';
 import { replayScenario } from './scenarios/replay';
 import { syncScenario } from './scenarios/sync';
+import { webScenario } from './scenarios/web';
 import { writeScenario } from './scenarios/write';
 import { evaluateTargets } from './targets';
 
-const SCENARIOS = ['write', 'catchup', 'listing', 'replay', 'coldstart', 'gpodder', 'sync', 'feeds'] as const;
+const SCENARIOS = [
+  'write',
+  'catchup',
+  'listing',
+  'replay',
+  'coldstart',
+  'gpodder',
+  'sync',
+  'feeds',
+  'web',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 /** The settings a full run uses; a run below any of them is labelled short (`-short` in its file
@@ -38,6 +49,7 @@ const FULL = {
   gpodderSyncs: 10,
   warmupPassS: 60,
   feeds: 10_000,
+  webSubscriptions: 5_000,
 };
 
 const positiveInt = (value: string): number => {
@@ -133,12 +145,12 @@ async function main(): Promise<void> {
     )
     .option(
       '--duration <s>',
-      'measured seconds per system and load phase, split over the rounds (default: write and sync POSTs 30, listing and sync listing 15; --quick 2)',
+      'measured seconds per system and load phase, split over the rounds (default: write and sync POSTs 30, listing, sync listing and web 15; --quick 2)',
       positiveNumber,
     )
     .option(
       '--rounds <n>',
-      'alternating baseline/castlog rounds of every scenario (default: write, sync POSTs and gpodder 5, catchup, listing, sync listing and coldstart 3; --quick 2 for write and sync POSTs, 1 for the others)',
+      'alternating baseline/castlog rounds of every scenario (default: write, sync POSTs and gpodder 5, catchup, listing, sync listing, coldstart and web 3; --quick 2 for write and sync POSTs, 1 for the others)',
       positiveInt,
     )
     .option(
@@ -148,13 +160,13 @@ async function main(): Promise<void> {
     )
     .option(
       '--listing-concurrency <n>',
-      'concurrent clients of the listing scenario and the sync listing',
+      'concurrent clients of the listing scenario, the sync listing and the web scenario',
       positiveInt,
       8,
     )
     .option(
       '--subscriptions <n>',
-      "the listing and sync listing user's subscriptions (default 10,000; --quick 2,000)",
+      "the listing and sync listing user's subscriptions (default 10,000; --quick 2,000), and the web scenario's (default 5,000, --quick too)",
       positiveInt,
     )
     .option(
@@ -213,6 +225,7 @@ async function main(): Promise<void> {
   const warmupMs = quick ? 500 : 3000;
   const subscriptions = options.subscriptions ?? (quick ? 2000 : 10_000);
   const feeds = options.feeds ?? (quick ? 1000 : FULL.feeds);
+  const webSubscriptions = options.subscriptions ?? FULL.webSubscriptions;
   const afterSince = Math.min(1000, Math.max(100, Math.round(subscriptions / 10)));
   const castlogSet = (() => {
     try {
@@ -235,8 +248,12 @@ async function main(): Promise<void> {
     ...(runs('listing') && listingDurationS < FULL.listingDurationS
       ? [`listing: ${listingDurationS} s per side`]
       : []),
-    ...((runs('catchup') || runs('listing') || runs('coldstart')) && otherRounds < FULL.otherRounds
-      ? [`${otherRounds} rounds for catchup, listing and coldstart`]
+    ...((runs('catchup') || runs('listing') || runs('coldstart') || runs('web')) &&
+    otherRounds < FULL.otherRounds
+      ? [`${otherRounds} rounds for catchup, listing, coldstart and web`]
+      : []),
+    ...(runs('web') && listingDurationS < FULL.listingDurationS
+      ? [`web: ${listingDurationS} s per side`]
       : []),
     ...(runs('catchup') && events < FULL.events ? [`${events.toLocaleString('en-US')} events`] : []),
     ...(runs('gpodder') && gpodderRounds < FULL.gpodderRounds ? [`gpodder: ${gpodderRounds} rounds`] : []),
@@ -284,6 +301,7 @@ async function main(): Promise<void> {
     gpodder_syncs: options.gpodderSyncs,
     gpodder_rounds: gpodderRounds,
     feeds,
+    web_subscriptions: webSubscriptions,
     profile: options.profile,
     out: relative(repoRoot, out) || '.',
   };
@@ -415,6 +433,18 @@ async function main(): Promise<void> {
             warmupMs,
             warmupPassMs: warmupPassS * 1000,
             rounds: writeRounds,
+            castlogSettings: castlogSet,
+            log,
+          }),
+        );
+      } else if (scenario === 'web') {
+        outcomes.push(
+          await webScenario(infra, {
+            subscriptions: webSubscriptions,
+            concurrency: options.listingConcurrency,
+            durationMs: listingDurationS * 1000,
+            warmupMs,
+            rounds: otherRounds,
             castlogSettings: castlogSet,
             log,
           }),

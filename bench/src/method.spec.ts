@@ -109,7 +109,7 @@ describe('the bench method', () => {
       catchup: { settings: { events: 20_000 }, throughput_ratio_vs_baseline: 0.9 },
     });
     const byId = Object.fromEntries(targets.map((target) => [target.id, target]));
-    expect(targets).toHaveLength(13);
+    expect(targets).toHaveLength(14);
     expect(byId['write.single.throughput']).toMatchObject({
       status: 'missed',
       figure: 0.61,
@@ -120,6 +120,7 @@ describe('the bench method', () => {
     expect(byId['catchup.throughput']).toMatchObject({ status: 'not measured', figure: 0.9 });
     expect(byId['catchup.throughput']?.note).toMatch(/20,000 events/);
     expect(byId['listing.p99']).toMatchObject({ status: 'not measured' });
+    expect(byId['web.p50']).toMatchObject({ status: 'not measured' });
     expect(byId['coldstart.ready']).toMatchObject({ status: 'not measured' });
     expect(byId['gpodder.basic.throughput']).toMatchObject({ status: 'not measured' });
     const gpodder = evaluateTargets({

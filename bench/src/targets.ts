@@ -70,8 +70,9 @@ const eventsAt = (path: string) => (result: Json) => {
 };
 
 /** The issue's table, in its order, plus replay --verify finding no difference, the gpodder.net
- * clients' two ways of authenticating, the sync draft's face against /v1 and its bare SQL, and the
- * feed resolver's time for 10,000 feeds and its weight on the write ratio. */
+ * clients' two ways of authenticating, the sync draft's face against /v1 and its bare SQL, the
+ * feed resolver's time for 10,000 feeds and its weight on the write ratio, and the subscriptions
+ * page against /v1's page. */
 export const TARGETS: readonly TargetSpec[] = [
   {
     id: 'write.single.throughput',
@@ -245,6 +246,24 @@ export const TARGETS: readonly TargetSpec[] = [
     notComparable: (r) => {
       const clients = numberAt(r, 'feeds.settings.concurrency');
       return clients === 64 ? undefined : `ran ${clients} clients; the target is for 64`;
+    },
+  },
+  {
+    id: 'web.p50',
+    scenario: 'web',
+    what: 'subscriptions page (GET /web/subscriptions) p50, user with 5,000 subscriptions',
+    target: '≤ 1.5× GET /v1/subscriptions?per_page=5000 (served as 100)',
+    unit: 'ratio',
+    atMost: 1.5,
+    figure: (r) => ({
+      value: numberAt(r, 'web.p50_ratio_vs_baseline'),
+      rounds: spreadAt(r, 'web.p50_ratio'),
+    }),
+    notComparable: (r) => {
+      const subscriptions = numberAt(r, 'web.settings.subscriptions');
+      return subscriptions === 5_000
+        ? undefined
+        : `ran ${subscriptions?.toLocaleString('en-US') ?? 'an unknown number of'} subscriptions; the target is for 5,000`;
     },
   },
 ];
