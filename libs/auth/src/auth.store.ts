@@ -101,14 +101,17 @@ export interface TokenOwner {
   readonly userId: string;
   readonly userName: string;
   readonly expiresAt: Date;
+  /** Whether the owner was an administrator when the token was looked up (what the pages'
+   * navigation shows; the administration pages ask `isAdmin` each time). */
+  readonly isAdmin: boolean;
 }
 
 /** A token that authenticates at `$2`: of a kind in `$3`, hashed as `$1`, neither revoked nor
- * expired; with its owner's name. A session issued for an app password ends with it:
+ * expired; with its owner's name and administrator flag. A session issued for an app password ends with it:
  * `revokeAppPassword` deletes it, and the app password's check here also refuses one issued while
  * the revocation ran. */
 const LIVE_TOKEN = `
-  SELECT t.id, t.user_id, u.name, t.created_at, t.expires_at
+  SELECT t.id, t.user_id, u.name, u.is_admin, t.created_at, t.expires_at
     FROM castlog_auth.tokens t JOIN castlog_auth.users u ON u.id = t.user_id
    WHERE t.token_hash = $1 AND t.kind = ANY($3::text[]) AND t.revoked_at IS NULL AND t.expires_at > $2
      AND (t.app_password_id IS NULL OR EXISTS (
@@ -122,11 +125,12 @@ const USER_BY_REF = `
    ORDER BY (u.id = $1::uuid) IS TRUE DESC
    LIMIT 1`;
 
-type OwnerRow = { user_id: string; name: string; expires_at: Date };
+type OwnerRow = { user_id: string; name: string; is_admin: boolean; expires_at: Date };
 const ownerOf = (row: OwnerRow): TokenOwner => ({
   userId: row.user_id,
   userName: row.name,
   expiresAt: row.expires_at,
+  isAdmin: row.is_admin,
 });
 
 /** How long a gpodder.net session lasts after it is issued (gpodder.net's Django default). */
@@ -462,7 +466,7 @@ export class AuthStore {
           WHERE t.id = due.id AND (due.renew OR t.used_at IS NULL)
          RETURNING t.id, t.expires_at
        )
-       SELECT live.user_id, live.name, coalesce(renewed.expires_at, live.expires_at) AS expires_at
+       SELECT live.user_id, live.name, live.is_admin, coalesce(renewed.expires_at, live.expires_at) AS expires_at
          FROM live LEFT JOIN renewed ON renewed.id = live.id`,
       [hashToken(token), now, [kind]],
     );

@@ -68,7 +68,7 @@ describe('sessions', () => {
     expect(rows).toEqual([expect.objectContaining({ token_hash: hashToken(issued.token), kind: 'session' })]);
     expect(JSON.stringify(rows)).not.toContain(issued.token);
 
-    const owner = { userId: user.id, userName: user.name, expiresAt: at(SESSION_TTL_MS) };
+    const owner = { userId: user.id, userName: user.name, expiresAt: at(SESSION_TTL_MS), isAdmin: false };
     expect(await store.sessionOwner(issued.token, T0)).toEqual(owner);
     expect(await store.sessionOwner(issued.token, at(SESSION_TTL_MS / 2))).toEqual(owner);
     expect(await store.sessionOwner(issued.token, at(SESSION_TTL_MS))).toBeNull();
@@ -77,7 +77,7 @@ describe('sessions', () => {
   it('used past half their lifetime are issued again in place, for another lifetime from then', async () => {
     const user = await freshUser();
     const issued = await store.issueSession(user.id, 10 * HOUR, T0);
-    const owner = (expiresAt: Date) => ({ userId: user.id, userName: user.name, expiresAt });
+    const owner = (expiresAt: Date) => ({ userId: user.id, userName: user.name, expiresAt, isAdmin: false });
     expect(await store.sessionOwner(issued.token, at(4 * HOUR))).toEqual(owner(at(10 * HOUR)));
     expect(await store.sessionOwner(issued.token, at(6 * HOUR))).toEqual(owner(at(16 * HOUR)));
     expect(await store.sessionOwner(issued.token, at(7 * HOUR))).toEqual(owner(at(16 * HOUR)));
@@ -102,6 +102,7 @@ describe('sessions', () => {
       userId: user.id,
       userName: user.name,
       expiresAt: at(HOUR),
+      isAdmin: false,
     });
   });
 
@@ -111,7 +112,7 @@ describe('sessions', () => {
     const gpodder = await store.issueSession(user.id, HOUR, T0);
     const [row] = await dataSource.query(`SELECT kind FROM castlog_auth.tokens WHERE id = $1`, [web.id]);
     expect(row.kind).toBe('web');
-    const owner = { userId: user.id, userName: user.name, expiresAt: at(HOUR) };
+    const owner = { userId: user.id, userName: user.name, expiresAt: at(HOUR), isAdmin: false };
     expect(await store.sessionOwner(web.token, T0, 'web')).toEqual(owner);
     expect(await store.sessionOwner(web.token, T0)).toBeNull();
     expect(await store.sessionOwner(web.token, T0, 'session')).toBeNull();
@@ -125,6 +126,14 @@ describe('sessions', () => {
     expect(await store.endSession(web.token, user.id, 'web')).toBe(true);
     expect(await store.sessionOwner(web.token, T0, 'web')).toBeNull();
     expect(await store.sessionOwner(gpodder.token, T0)).not.toBeNull();
+  });
+
+  it("name their owner's administrator flag as it is when looked up", async () => {
+    const user = await freshUser();
+    const web = await store.issueSession(user.id, HOUR, T0, 'web');
+    expect((await store.sessionOwner(web.token, T0, 'web'))?.isAdmin).toBe(false);
+    await store.setAdmin(user.name, true);
+    expect((await store.sessionOwner(web.token, T0, 'web'))?.isAdmin).toBe(true);
   });
 
   it('of another kind than session or web are refused', async () => {

@@ -1,4 +1,5 @@
 import { AuthStore } from '@castlog/auth';
+import { TokenCache } from '../auth/token-cache';
 import { Config } from '@castlog/config';
 import { FormBody, Forbidden } from '@castlog/http';
 import {
@@ -76,12 +77,14 @@ export function checkCsrf(body: unknown, expected: string): void {
  * must carry the session's CSRF token. Without a session: SignInRequired. */
 @Injectable()
 export class WebSessionGuard implements CanActivate {
-  constructor(@Inject(AuthStore) private readonly store: AuthStore) {}
+  constructor(@Inject(TokenCache) private readonly tokens: TokenCache) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<WebRequest>();
     const session = readSessionCookie(request, WEB_SESSION_COOKIE);
-    const owner = session === undefined ? null : await this.store.sessionOwner(session, new Date(), 'web');
+    // TokenCache: a session known to this process costs no query; an ended one is forgotten as
+    // soon as PostgreSQL announces it, on every API process.
+    const owner = session === undefined ? null : await this.tokens.sessionOwner(session, new Date(), 'web');
     if (!owner || session === undefined)
       throw new SignInRequired(request.method === 'GET' ? request.url : '');
     const csrf = csrfOf(session);
@@ -90,7 +93,7 @@ export class WebSessionGuard implements CanActivate {
     request.web = {
       userId: owner.userId,
       userName: owner.userName,
-      isAdmin: await this.store.isAdmin(owner.userId),
+      isAdmin: owner.isAdmin,
       session,
       csrf,
     };
@@ -98,11 +101,15 @@ export class WebSessionGuard implements CanActivate {
   }
 }
 
-/** Only administrators (`castlog users admin <name>`) pass; others get 403. */
+/** Only administrators (`castlog users admin <name>`) pass; others get 403. Asked of the store each
+ * time: an administrator demoted a moment ago is refused at once, whatever a cache remembers. */
 @Injectable()
 export class AdminGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest<WebRequest>().web?.isAdmin !== true)
+  constructor(@Inject(AuthStore) private readonly store: AuthStore) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const visitor = context.switchToHttp().getRequest<WebRequest>().web;
+    if (!visitor || !(await this.store.isAdmin(visitor.userId)))
       throw new Forbidden('this page is for administrators');
     return true;
   }
