@@ -9,6 +9,7 @@ import { AppendService } from '../append/append.service';
 import { RequestId } from '../http/request-context';
 import { parseAddItems } from '../subscriptions/subscriptions.request';
 import { Pages, seeOther } from './pages';
+import { FeedTitles } from './feed-titles';
 import { FORM } from './sign-in.page';
 import { pagerOf, pageNumber, shownTime } from './listing';
 import { WebErrorFilter } from './web-error.filter';
@@ -37,6 +38,7 @@ export class SubscriptionsPage {
     private readonly account: AccountQuery,
     @Inject(FeedCatalog) private readonly catalog: FeedCatalog,
     private readonly append: AppendService,
+    private readonly titles: FeedTitles,
   ) {}
 
   @Get()
@@ -114,10 +116,7 @@ export class SubscriptionsPage {
       offset,
       limit: SUBSCRIPTIONS_PER_PAGE,
     });
-    const titles = await this.catalog.titlesFor(
-      visitor.userId,
-      listing.items.map((item) => item.feedUrl),
-    );
+    const titles = await this.titles.of(listing.items.map((item) => item.feedUrl));
     const query = view.filter === '' ? '' : `filter=${encodeURIComponent(view.filter)}&`;
     return this.pages.send(
       reply,

@@ -11,6 +11,7 @@ import { AppPasswordsPage } from './app-passwords.page';
 import { DevicesPage } from './devices.page';
 import { HistoryPage } from './history.page';
 import { OpmlPage } from './opml.page';
+import { FeedTitles } from './feed-titles';
 import { Pages } from './pages';
 import { SignInPage } from './sign-in.page';
 import { SubscriptionsPage } from './subscriptions.page';
@@ -34,6 +35,7 @@ import { AdminGuard, WebSessionGuard } from './web-session';
   ],
   providers: [
     Pages,
+    FeedTitles,
     WebErrorFilter,
     WebSessionGuard,
     AdminGuard,

@@ -107,6 +107,21 @@ describe('FeedCatalog', () => {
     expect(await catalog.titlesFor(bob, [])).toEqual(new Map());
   });
 
+  it("names feeds a page read from its user's own list, in any spelling, without asking who holds them", async () => {
+    await catalog.learn([feed('paged'), feed('paged-untitled')], T, 0, 1);
+    await catalog.record(
+      feed('paged'),
+      { outcome: 'fetched', metadata: { title: 'Paged', episodeCount: 0 }, validators: {} },
+      T,
+      T,
+    );
+    const spelled = `${feed('paged').replace('https://', 'HTTPS://')}#top`;
+    expect(await catalog.titlesOfHeld([spelled, feed('paged-untitled'), feed('unknown')])).toEqual(
+      new Map([[spelled, 'Paged']]),
+    );
+    expect(await catalog.titlesOfHeld([])).toEqual(new Map());
+  });
+
   it('names the feeds of a list as long as the largest upload (10,000 URLs)', async () => {
     const urls = Array.from({ length: 10_000 }, (_, i) => feed(`many${i}`));
     await database.dataSource.query(

@@ -200,6 +200,25 @@ export class FeedCatalog {
     );
   }
 
+  /** The catalog's titles of `urls` (any spelling), keyed as given, without asking who holds them:
+   * only for URLs the caller read from the subscriptions of the user it shows them to (a page of
+   * that user's own list), which `titlesFor` would check again for nothing. */
+  async titlesOfHeld(urls: readonly string[]): Promise<Map<string, string>> {
+    if (urls.length === 0) return new Map();
+    const normalized = urls.map(normalizeFeedUrl);
+    const rows = await this.query<{ url: string; title: string }>(
+      `SELECT url, title FROM ${FEEDS} WHERE url = ANY($1::text[]) AND title IS NOT NULL AND title <> ''`,
+      [[...new Set(normalized)]],
+    );
+    const titles = new Map(rows.map((row) => [row.url, row.title]));
+    return new Map(
+      urls.flatMap((url, i) => {
+        const title = titles.get(normalized[i]!);
+        return title === undefined ? [] : [[url, title] as const];
+      }),
+    );
+  }
+
   /** The normalised URLs of the feeds `userId` subscribes to whose title holds `text` in any case
    * (at most 1000): what a filter by name matches besides URLs. */
   async urlsTitled(userId: string, text: string): Promise<string[]> {
