@@ -213,10 +213,12 @@ export function pageFlows(target: () => PageTarget): void {
     expect(await app.users.authenticatePassword(name, 'carols password')).toBeNull();
   });
 
-  it('shows devices and listening history, and renames a device', async () => {
+  it('shows devices, when each was last used, and listening history, and renames a device', async () => {
     const gpodder = app.anonymous.withAuthorization(basic(alice.name, alice.password));
     await gpodder.post(`/api/2/devices/${alice.name}/phone.json`, { caption: 'Phone', type: 'mobile' });
     const podcast = feed('listened');
+    // The phone's last use: the episode upload naming it, applied between these two instants.
+    const beforeUpload = Date.now();
     await gpodder.post(`/api/2/episodes/${alice.name}.json`, [
       {
         podcast,
@@ -229,15 +231,27 @@ export function pageFlows(target: () => PageTarget): void {
         total: 2700,
       },
     ]);
+    const afterUpload = Date.now();
     await signIn(page, app, alice);
     await follow(page, 'Devices');
     await expectAccessible(page);
+    const lastUsed = page.locator('section.device').filter({ hasText: 'Last used' }).locator('time');
+    const iso = await lastUsed.getAttribute('datetime');
+    expect(Date.parse(iso ?? '')).toBeGreaterThanOrEqual(beforeUpload);
+    expect(Date.parse(iso ?? '')).toBeLessThanOrEqual(afterUpload);
+    expect(await textOf(page.locator('section.device p', { hasText: 'Last used' }))).toBe(
+      `Last used ${iso?.slice(0, 10)} ${iso?.slice(11, 16)} UTC.`,
+    );
     await page.getByLabel('Name').fill('Pixel');
     await submit(page, 'Save');
     await page.waitForURL(/done=saved/);
     expect((await gpodder.get(`/api/2/devices/${alice.name}.json`)).body).toEqual([
       expect.objectContaining({ id: 'phone', caption: 'Pixel', type: 'mobile' }),
     ]);
+    // Renaming the device is a use of it too.
+    expect(Date.parse((await lastUsed.getAttribute('datetime')) ?? '')).toBeGreaterThan(
+      Date.parse(iso ?? ''),
+    );
     await follow(page, 'Listening history');
     await expectAccessible(page);
     expect(await textOf(page.getByRole('row').filter({ hasText: `${podcast}/e1.mp3` }))).toContain(

@@ -118,6 +118,33 @@ describe('the web pages over HTTP', () => {
     expect(answer.status).toBe(405);
   });
 
+  it("shows each device's last use in UTC, and 'unknown' for a device stored before last uses were", async () => {
+    const basic = `Basic ${Buffer.from(`${alice.name}:${alice.password}`).toString('base64')}`;
+    const gpodder = app.anonymous.withAuthorization(basic);
+    for (const device of ['old', 'phone'])
+      expect((await gpodder.post(`/api/2/devices/${alice.name}/${device}.json`, {})).status).toBe(200);
+    const { dataSource, schema } = app.runtime.database;
+    // As the migration leaves a device stored before it.
+    await dataSource.query(
+      `UPDATE "${schema}".devices SET last_used = NULL WHERE user_id = $1 AND id = 'old'`,
+      [alice.id],
+    );
+    const [phone] = await dataSource.query(
+      `SELECT last_used::float8 AS last_used FROM "${schema}".devices WHERE user_id = $1 AND id = 'phone'`,
+      [alice.id],
+    );
+    const iso = new Date(phone.last_used).toISOString();
+    const web = new WebClient(app.url);
+    await web.signIn(alice);
+    const [, old, shown] = (await web.send('GET', '/web/devices')).text.split('<section class="device"');
+    expect(old).toContain('<code>old</code>');
+    expect(old).toContain('Last used: unknown.');
+    expect(shown).toContain('<code>phone</code>');
+    expect(shown).toContain(
+      `Last used <time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>.`,
+    );
+  });
+
   it('a web session is not a gpodder.net session, nor the reverse', async () => {
     const web = new WebClient(app.url);
     await web.signIn(alice);

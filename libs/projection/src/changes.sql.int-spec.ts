@@ -95,7 +95,7 @@ const seen = (actionId: string, fields: Partial<SeenAction> = {}): Change => ({
 });
 const deviceSaved = (id: string, fields: Partial<Device> = {}): Change => ({
   kind: 'DeviceSaved',
-  device: { userId: U, id, caption: '', type: 'other', ...fields },
+  device: { userId: U, id, caption: '', type: 'other', lastUsed: T1, ...fields },
 });
 const actionsRecorded = (
   sequence: number,
@@ -400,7 +400,10 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
 
   describe('the gpodder.net tables', () => {
     const devices = (user: string) =>
-      sql.query(`SELECT id, caption, type FROM castlog.devices WHERE user_id = $1 ORDER BY id`, [user]);
+      sql.query(
+        `SELECT id, caption, type, last_used::float8 AS last_used FROM castlog.devices WHERE user_id = $1 ORDER BY id`,
+        [user],
+      );
     const actions = (user: string) =>
       sql.query(
         `SELECT sequence::float8 AS sequence, ordinal, received_at::float8 AS received_at, podcast, episode, action,
@@ -414,18 +417,18 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
       const mine = (id: string, fields: Partial<Device> = {}) => deviceSaved(id, { userId: user, ...fields });
       await writeChanges(sql, SCHEMA, [mine('phone'), mine('tv', { caption: 'TV', type: 'server' })]);
       expect(await devices(user)).toEqual([
-        { id: 'phone', caption: '', type: 'other' },
-        { id: 'tv', caption: 'TV', type: 'server' },
+        { id: 'phone', caption: '', type: 'other', last_used: T1 },
+        { id: 'tv', caption: 'TV', type: 'server', last_used: T1 },
       ]);
       await writeChanges(sql, SCHEMA, [
         mine('phone', { caption: 'Phone' }),
-        mine('phone', { caption: 'Old phone', type: 'mobile' }),
+        mine('phone', { caption: 'Old phone', type: 'mobile', lastUsed: T2 }),
         mine('Phone'),
       ]);
       expect(await devices(user)).toEqual([
-        { id: 'Phone', caption: '', type: 'other' },
-        { id: 'phone', caption: 'Old phone', type: 'mobile' },
-        { id: 'tv', caption: 'TV', type: 'server' },
+        { id: 'Phone', caption: '', type: 'other', last_used: T1 },
+        { id: 'phone', caption: 'Old phone', type: 'mobile', last_used: T2 },
+        { id: 'tv', caption: 'TV', type: 'server', last_used: T1 },
       ]);
       // Another user's device of the same id is another row.
       await writeChanges(sql, SCHEMA, [deviceSaved('phone', { userId: 'user-devices-2', type: 'laptop' })]);
@@ -433,7 +436,23 @@ describe('changeWrites: a batch of changes as one statement per change kind', ()
         id: 'phone',
         caption: 'Old phone',
         type: 'mobile',
+        last_used: T2,
       });
+    });
+
+    it('gives a device stored before last uses were (NULL) the last use of its next change', async () => {
+      const user = 'user-devices-unknown';
+      await sql.query(
+        `INSERT INTO castlog.devices (user_id, id, caption, type) VALUES ($1, 'phone', 'Phone', 'mobile')`,
+        [user],
+      );
+      expect(await devices(user)).toEqual([
+        { id: 'phone', caption: 'Phone', type: 'mobile', last_used: null },
+      ]);
+      await writeChanges(sql, SCHEMA, [
+        deviceSaved('phone', { userId: user, caption: 'Phone', type: 'mobile', lastUsed: T2 }),
+      ]);
+      expect(await devices(user)).toEqual([{ id: 'phone', caption: 'Phone', type: 'mobile', last_used: T2 }]);
     });
 
     it('writes each upload as rows in its order, keyed by its sequence, the fields not given as null', async () => {

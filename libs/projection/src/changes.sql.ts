@@ -292,10 +292,12 @@ const seenActionsWrite = (s: string, seen: readonly SeenAction[]): Write => ({
 const devicesWrite = (s: string, devs: readonly Device[]): Write => ({
   name: 'devices_written',
   text: (p) => `
-        INSERT INTO ${s}.devices (user_id, id, caption, type)
+        INSERT INTO ${s}.devices (user_id, id, caption, type, last_used)
         SELECT * FROM unnest(${p(texts(devs.map((d) => d.userId)))}, ${p(texts(devs.map((d) => d.id)))},
-                             ${p(texts(devs.map((d) => d.caption)))}, ${p(texts(devs.map((d) => d.type)))})
-        ON CONFLICT (user_id, id) DO UPDATE SET caption = EXCLUDED.caption, type = EXCLUDED.type`,
+                             ${p(texts(devs.map((d) => d.caption)))}, ${p(texts(devs.map((d) => d.type)))},
+                             ${p(bigints(devs.map((d) => d.lastUsed)))})
+        ON CONFLICT (user_id, id) DO UPDATE SET
+          caption = EXCLUDED.caption, type = EXCLUDED.type, last_used = EXCLUDED.last_used`,
 });
 
 /** Settings rows are whole: the scope's every key. They go as one JSON document, as the outcomes do

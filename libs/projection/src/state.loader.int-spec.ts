@@ -192,11 +192,26 @@ describe('loadStates: the part of each state a batch reaches, read back from the
     expect(loaded.get(alice)).toEqual(reach(states.get(alice) as UserSubscriptions, keys));
     expect(loaded.get(alice)?.devices).toEqual(
       new Map([
-        ['phone', { userId: alice, id: 'phone', caption: 'Phone', type: 'mobile' }],
-        ['laptop', { userId: alice, id: 'laptop', caption: '', type: 'other' }],
+        ['phone', { userId: alice, id: 'phone', caption: 'Phone', type: 'mobile', lastUsed: T1 }],
+        ['laptop', { userId: alice, id: 'laptop', caption: '', type: 'other', lastUsed: T1 + 120_000 }],
       ]),
     );
     expect(loaded.get(bob)?.devices.size).toBe(0);
+  });
+
+  it('loads a device stored before last uses were (NULL) with its last use unknown', async () => {
+    const { user } = await stored([deviceUpdated('phone', { caption: 'Phone' })]);
+    const alice = user('user-alice');
+    await sql.query(`UPDATE castlog.devices SET last_used = NULL WHERE user_id = $1`, [alice]);
+    const keys = keysOf([{ ...deviceUpdated('phone'), userId: alice }]);
+    const loaded = await loadStates(sql, SCHEMA, keys, await clocksOf(keys.users));
+    expect(loaded.get(alice)?.devices.get('phone')).toEqual({
+      userId: alice,
+      id: 'phone',
+      caption: 'Phone',
+      type: 'other',
+      lastUsed: null,
+    });
   });
 
   it('loads every subscription of a whole user (a replacing upload): unsubscribed, merged and deleted ones too', async () => {

@@ -155,6 +155,7 @@ interface DeviceRow {
   id: string;
   caption: string;
   type: DeviceType;
+  last_used: string | null;
 }
 
 interface SeenActionRow {
@@ -259,7 +260,7 @@ async function readNamed(
   );
   const deviceRows = await byKeys<DeviceRow>(
     keys.deviceIds,
-    `SELECT d.user_id, d.id, d.caption, d.type FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
+    `SELECT d.user_id, d.id, d.caption, d.type, d.last_used FROM unnest($1::text[], $2::text[]) AS k(user_id, id)
        JOIN ${s}.devices d ON d.user_id = k.user_id AND d.id = k.id`,
   );
   const seenRows = await byKeys<SeenActionRow>(
@@ -414,7 +415,13 @@ function stateOf(userId: string, clocks: UserClocks, found: StateRows): UserSubs
   }
   const devices = new Map<string, Device>();
   for (const row of found.devicesOf.get(userId) ?? []) {
-    devices.set(row.id, { userId, id: row.id, caption: row.caption, type: row.type });
+    devices.set(row.id, {
+      userId,
+      id: row.id,
+      caption: row.caption,
+      type: row.type,
+      lastUsed: num(row.last_used),
+    });
   }
   const seenActions = new Map<string, SeenAction>();
   for (const row of found.seenOf.get(userId) ?? []) {

@@ -18,6 +18,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_1732400000011',
       'ReadModel_castlog_1732400000013',
       'ReadModel_castlog_1732400000014',
+      'ReadModel_castlog_1732400000016',
       'SessionTokens1732400000007',
       'SessionUse1732400000009',
       'UserChangeNotices1732400000010',
@@ -35,6 +36,7 @@ describe('migrationsFor', () => {
       'ReadModel_castlog_v2_1732400000011',
       'ReadModel_castlog_v2_1732400000013',
       'ReadModel_castlog_v2_1732400000014',
+      'ReadModel_castlog_v2_1732400000016',
     ]);
   });
 });

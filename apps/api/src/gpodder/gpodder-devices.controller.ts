@@ -7,7 +7,7 @@ import { openApiSchema } from '../http/schema';
 import { RequestId } from '../http/request-context';
 import { GpodderAuthenticated, GpodderIdentity, GpodderUser } from './auth/gpodder-auth';
 import { ApiDeviceParam, ApiUserParam, GpodderRoute } from './gpodder.openapi';
-import { DEVICES_SCHEMA, SYNC_STATUS_SCHEMA } from './gpodder.presenter';
+import { DeviceBody, DEVICES_SCHEMA, presentDevice, SYNC_STATUS_SCHEMA } from './gpodder.presenter';
 import {
   DEVICE_UPDATE,
   parseDeviceId,
@@ -15,13 +15,6 @@ import {
   parseSyncRequest,
   SYNC_REQUEST,
 } from './gpodder.request';
-
-export interface DeviceBody {
-  readonly id: string;
-  readonly caption: string;
-  readonly type: string;
-  readonly subscriptions: number;
-}
 
 export interface SyncStatusBody {
   readonly synchronized: string[][];
@@ -46,7 +39,7 @@ export class GpodderDevicesController {
   @ApiOperation({ summary: "The user's devices (gpodder.net)" })
   @ApiOkResponse({ schema: DEVICES_SCHEMA })
   async list(@GpodderUser() user: GpodderIdentity): Promise<DeviceBody[]> {
-    return this.query.devices(user.id);
+    return (await this.query.devices(user.id)).map(presentDevice);
   }
 
   @Post('devices/:user/:device.json')

@@ -7,7 +7,7 @@ import {
   toUnixSeconds,
   UploadedOutcome,
 } from '@castlog/domain';
-import { EpisodeActionView } from '@castlog/read-model';
+import { DeviceView, EpisodeActionView } from '@castlog/read-model';
 import { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { trimFeedUrl } from './gpodder.request';
 
@@ -149,6 +149,22 @@ export const SETTINGS_SCHEMA: SchemaObject = {
   description: "The scope's settings: each key with its JSON value",
   example: { public_subscriptions: false, auto_flattr: true },
 };
+
+export interface DeviceBody {
+  readonly id: string;
+  readonly caption: string;
+  readonly type: string;
+  readonly subscriptions: number;
+}
+
+/** A device as gpodder.net lists it (DEVICES_SCHEMA): what the read model knows beyond that, its
+ * last use among it, is for castlog's own pages. */
+export const presentDevice = ({ id, caption, type, subscriptions }: DeviceView): DeviceBody => ({
+  id,
+  caption,
+  type,
+  subscriptions,
+});
 
 export interface UploadResultBody {
   readonly timestamp: number;

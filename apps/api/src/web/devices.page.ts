@@ -1,12 +1,13 @@
 import { DEVICE_TYPES } from '@castlog/domain';
 import { CastlogRoute, FormBody } from '@castlog/http';
-import { GpodderQuery } from '@castlog/read-model';
+import { DeviceView, GpodderQuery } from '@castlog/read-model';
 import { Body, Controller, Get, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AppendService } from '../append/append.service';
 import { parseDeviceId, parseDeviceUpdate } from '../gpodder/gpodder.request';
 import { RequestId } from '../http/request-context';
+import { shownTime } from './listing';
 import { Pages, seeOther } from './pages';
 import { FORM } from './sign-in.page';
 import { WebErrorFilter } from './web-error.filter';
@@ -14,8 +15,14 @@ import { SignedIn, Visitor, type WebVisitor } from './web-session';
 
 const PATH = '/web/devices';
 
-/** The gpodder.net devices: caption, type and subscriptions; renamed or retyped through the same
- * request as `POST /api/2/devices/{user}/{device}.json`. */
+/** A device as the page shows it: its last use as a `<time>`, or none when unknown. */
+const shownDevice = (device: DeviceView) => ({
+  ...device,
+  lastUsed: device.lastUsed === null ? null : shownTime(device.lastUsed),
+});
+
+/** The gpodder.net devices: caption, type, subscriptions and last use; renamed or retyped through
+ * the same request as `POST /api/2/devices/{user}/{device}.json`. */
 @ApiExcludeController()
 @UseFilters(WebErrorFilter)
 @SignedIn()
@@ -34,7 +41,7 @@ export class DevicesPage {
       reply,
       'devices',
       { title: 'Devices', section: PATH, visitor, ...(done === 'saved' ? { notice: 'Device saved.' } : {}) },
-      { devices, types: DEVICE_TYPES },
+      { devices: devices.map(shownDevice), types: DEVICE_TYPES },
     );
   }
 

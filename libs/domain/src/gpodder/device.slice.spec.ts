@@ -22,7 +22,7 @@ describe('a device the user has not used yet', () => {
       .when(at(T1, deviceUpdated('phone')))
       .thenOutcome(DEVICE_UPDATED)
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('phone') },
+        { kind: 'DeviceSaved', device: device('phone', T1) },
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T1 },
       )
       .thenState((s) => s.lastInstant === T1));
@@ -32,7 +32,7 @@ describe('a device the user has not used yet', () => {
       .when(at(T1, deviceUpdated('laptop-1', { caption: 'Work laptop', type: 'laptop' })))
       .thenOutcome(DEVICE_UPDATED)
       .thenState((s) => {
-        expect(s.devices).toEqual(new Map([['laptop-1', device('laptop-1', 'Work laptop', 'laptop')]]));
+        expect(s.devices).toEqual(new Map([['laptop-1', device('laptop-1', T1, 'Work laptop', 'laptop')]]));
       }));
 
   it('gets the default for the field not given: type `other`, caption ""', () =>
@@ -40,8 +40,8 @@ describe('a device the user has not used yet', () => {
       .given(at(T1, deviceUpdated('a', { caption: 'Only a caption' })))
       .when(at(T2, deviceUpdated('b', { type: 'mobile' })))
       .thenState((s) => {
-        expect(s.devices.get('a')).toEqual(device('a', 'Only a caption', 'other'));
-        expect(s.devices.get('b')).toEqual(device('b', '', 'mobile'));
+        expect(s.devices.get('a')).toEqual(device('a', T1, 'Only a caption', 'other'));
+        expect(s.devices.get('b')).toEqual(device('b', T2, '', 'mobile'));
       }));
 
   it('leaves the subscriptions and every other device alone', () =>
@@ -49,11 +49,11 @@ describe('a device the user has not used yet', () => {
       .given(at(T1, deviceUpdated('phone', { caption: 'Phone', type: 'mobile' })))
       .when(at(T2, deviceUpdated('tv')))
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('tv') },
+        { kind: 'DeviceSaved', device: device('tv', T2) },
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
       )
       .thenState((s) => {
-        expect(s.devices.get('phone')).toEqual(device('phone', 'Phone', 'mobile'));
+        expect(s.devices.get('phone')).toEqual(device('phone', T1, 'Phone', 'mobile'));
         expect(s.subscriptions.size).toBe(0);
       }));
 });
@@ -67,7 +67,7 @@ describe('an existing device', () => {
       .when(at(T2, deviceUpdated('phone', { caption: 'Old phone' })))
       .thenOutcome(DEVICE_UPDATED)
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('phone', 'Old phone', 'mobile') },
+        { kind: 'DeviceSaved', device: device('phone', T2, 'Old phone', 'mobile') },
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
       ));
 
@@ -76,7 +76,7 @@ describe('an existing device', () => {
       .given(existing)
       .when(at(T2, deviceUpdated('phone', { type: 'server' })))
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('phone', 'Phone', 'server') },
+        { kind: 'DeviceSaved', device: device('phone', T2, 'Phone', 'server') },
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
       ));
 
@@ -85,7 +85,7 @@ describe('an existing device', () => {
       .given(existing)
       .when(at(T2, deviceUpdated('phone', { caption: '' })))
       .thenState((s) => {
-        expect(s.devices.get('phone')).toEqual(device('phone', '', 'mobile'));
+        expect(s.devices.get('phone')).toEqual(device('phone', T2, '', 'mobile'));
       }));
 
   it('an update that names both replaces both', () =>
@@ -93,30 +93,56 @@ describe('an existing device', () => {
       .given(existing)
       .when(at(T2, deviceUpdated('phone', { caption: 'Desk', type: 'desktop' })))
       .thenState((s) => {
-        expect(s.devices.get('phone')).toEqual(device('phone', 'Desk', 'desktop'));
+        expect(s.devices.get('phone')).toEqual(device('phone', T2, 'Desk', 'desktop'));
       }));
 
-  it('an update that changes nothing has no changes, not even the clock', () =>
+  it('an update that changes no field is a use: only the last use moves, and the clock with it', () =>
     spec
       .given(existing)
       .when(at(T2, deviceUpdated('phone', { caption: 'Phone', type: 'mobile' })))
       .thenOutcome(DEVICE_UPDATED)
-      .thenNoChanges()
-      .thenState((s) => s.lastInstant === T1));
+      .thenChanges(
+        { kind: 'DeviceSaved', device: device('phone', T2, 'Phone', 'mobile') },
+        { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
+      )
+      .thenState((s) => s.lastInstant === T2));
 
-  it('a request naming no field changes nothing: a first use of a device that exists', () =>
+  it('a request naming no field (a first use of a device that exists) keeps the fields, used now', () =>
     spec
       .given(existing)
       .when(at(T2, deviceUpdated('phone')))
       .thenOutcome(DEVICE_UPDATED)
-      .thenNoChanges()
-      .thenState((s) => s.lastInstant === T1 && s.devices.get('phone')?.caption === 'Phone'));
+      .thenState((s) => {
+        expect(s.devices.get('phone')).toEqual(device('phone', T2, 'Phone', 'mobile'));
+      }));
 
-  it('a device created with the defaults, updated to the defaults, changes nothing', () =>
+  it('a device created with the defaults, updated to the defaults, is used then', () =>
     spec
       .given(at(T1, deviceUpdated('tv')))
       .when(at(T3, deviceUpdated('tv', { caption: '', type: 'other' })))
-      .thenNoChanges());
+      .thenChanges(
+        { kind: 'DeviceSaved', device: device('tv', T3) },
+        { kind: 'ClockAdvanced', userId: USER, lastInstant: T3 },
+      ));
+});
+
+describe("a device's last use", () => {
+  it('is the instant decided, raised past the last instant when the record time is earlier', () =>
+    spec
+      .given(at(T2, deviceUpdated('phone')))
+      .when(at(T1, deviceUpdated('phone', { caption: 'Phone' })))
+      .thenState((s) => {
+        expect(s.devices.get('phone')).toEqual(device('phone', T2 + 1, 'Phone'));
+      }));
+
+  it("moves only the device named: the user's other devices keep theirs", () =>
+    spec
+      .given(at(T1, deviceUpdated('phone')), at(T2, deviceUpdated('tv')))
+      .when(at(T3, deviceUpdated('phone')))
+      .thenState((s) => {
+        expect(s.devices.get('phone')?.lastUsed).toBe(T3);
+        expect(s.devices.get('tv')?.lastUsed).toBe(T2);
+      }));
 });
 
 describe('device ids', () => {
@@ -133,7 +159,7 @@ describe('device ids', () => {
     deciderSpec(undefined, OTHER_USER)
       .when(at(T1, deviceUpdated('phone', { caption: 'Bob' }, OTHER_USER)))
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('phone', 'Bob', 'other', OTHER_USER) },
+        { kind: 'DeviceSaved', device: device('phone', T1, 'Bob', 'other', OTHER_USER) },
         { kind: 'ClockAdvanced', userId: OTHER_USER, lastInstant: T1 },
       ));
 });

@@ -7,6 +7,8 @@ import { savedDevice } from './device';
 // POST /api/2/devices/{user}/{device}.json, and a device's first use on a read route:
 // DeviceUpdateRequested.
 
+/** Sets the fields given, keeping the others (an `other` without caption when new). The request is a
+ * use of the device even when it changes no field: the device's last use is now. */
 export const decideDeviceUpdate = (
   state: UserSubscriptions,
   event: DeviceUpdateRequested,
@@ -18,11 +20,7 @@ export const decideDeviceUpdate = (
     id: event.deviceId,
     caption: event.caption ?? existing?.caption ?? '',
     type: event.deviceType ?? existing?.type ?? 'other',
+    lastUsed: now,
   };
-  const unchanged =
-    existing !== undefined && existing.caption === device.caption && existing.type === device.type;
-  return {
-    outcome: { kind: 'DeviceUpdated' },
-    changes: unchanged ? [] : finish(state, [savedDevice(device)], now),
-  };
+  return { outcome: { kind: 'DeviceUpdated' }, changes: finish(state, [savedDevice(device)], now) };
 };

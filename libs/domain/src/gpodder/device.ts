@@ -10,11 +10,18 @@ export const DEVICE_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export const isDeviceId = (value: unknown): value is DeviceId =>
   typeof value === 'string' && DEVICE_ID.test(value);
 
-/** A device the user has not used yet is created by its first use, as an `other` without caption. */
-export const deviceUsed = (state: UserSubscriptions, deviceId: DeviceId): Change[] =>
-  state.devices.has(deviceId)
-    ? []
-    : [{ kind: 'DeviceSaved', device: { userId: state.userId, id: deviceId, caption: '', type: 'other' } }];
+/** The device an event names, used `now`: saved with that last use, its fields kept. A device the
+ * user has not used yet is created by its first use, as an `other` without caption. */
+export const deviceUsed = (state: UserSubscriptions, deviceId: DeviceId, now: Instant): Change => {
+  const existing = state.devices.get(deviceId);
+  return savedDevice({
+    userId: state.userId,
+    id: deviceId,
+    caption: existing?.caption ?? '',
+    type: existing?.type ?? 'other',
+    lastUsed: now,
+  });
+};
 
 export const savedDevice = (device: Device): Change => ({ kind: 'DeviceSaved', device });
 

@@ -47,7 +47,7 @@ describe('an upload of actions', () => {
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
       ));
 
-  it('leaves the subscriptions and devices as they were: the state holds no actions', () =>
+  it('leaves the subscriptions and devices as they were when no action names a device: the state holds no actions', () =>
     spec
       .given(at(T1, addRequested([{ feed_url: P, guid: G1 }])))
       .when(at(T2, episodeActionsUploaded([play])))
@@ -102,7 +102,7 @@ describe('an upload of actions', () => {
 });
 
 describe('devices named by actions', () => {
-  it('a device not used yet is created by its first use, once however many actions name it', () =>
+  it('a device not used yet is created by its first use, used now, once however many actions name it', () =>
     spec
       .when(
         at(
@@ -125,19 +125,38 @@ describe('devices named by actions', () => {
         ]);
         expect(after.devices).toEqual(
           new Map([
-            ['phone', device('phone')],
-            ['laptop', device('laptop')],
+            ['phone', device('phone', T1)],
+            ['laptop', device('laptop', T1)],
           ]),
         );
       }));
 
-  it('a device the user has is left as it is', () =>
+  it('a device the user has keeps its fields, and its last use is now', () =>
     spec
       .given(at(T1, deviceUpdated('phone', { caption: 'Phone', type: 'mobile' })))
       .when(at(T2, episodeActionsUploaded([episodeAction(P, E1, { device: 'phone' })])))
       .thenDecision(({ decision, after }) => {
-        expect(decision.changes.map((c) => c.kind)).toEqual(['EpisodeActionsRecorded', 'ClockAdvanced']);
-        expect(after.devices.get('phone')).toEqual(device('phone', 'Phone', 'mobile'));
+        expect(decision.changes.map((c) => c.kind)).toEqual([
+          'DeviceSaved',
+          'EpisodeActionsRecorded',
+          'ClockAdvanced',
+        ]);
+        expect(decision.changes[0]).toEqual({
+          kind: 'DeviceSaved',
+          device: device('phone', T2, 'Phone', 'mobile'),
+        });
+        expect(after.devices.get('phone')).toEqual(device('phone', T2, 'Phone', 'mobile'));
+      }));
+
+  it('only the devices the actions name are used: the others keep their last use', () =>
+    spec
+      .given(at(T1, deviceUpdated('phone')), at(T2, deviceUpdated('laptop')))
+      .when(
+        at(T3, episodeActionsUploaded([episodeAction(P, E1, { device: 'laptop' }), episodeAction(P, E2)])),
+      )
+      .thenState((s) => {
+        expect(s.devices.get('phone')?.lastUsed).toBe(T1);
+        expect(s.devices.get('laptop')?.lastUsed).toBe(T3);
       }));
 });
 

@@ -9,7 +9,8 @@ import { deviceUsed, toGpodderTime } from './device';
 // POST /api/2/episodes/{user}.json: EpisodeActionsUploaded.
 
 /** Records the actions in order, received at `now` (what a download's `since` compares); an action
- * without a timestamp gets `now`'s. A device an action names is created by that first use. */
+ * without a timestamp gets `now`'s. Each device an action names was used now; one the user does not
+ * have yet is created by that first use. */
 export const decideEpisodeActions = (
   state: UserSubscriptions,
   event: EpisodeActionsUploaded,
@@ -23,9 +24,9 @@ export const decideEpisodeActions = (
   const draft = new Draft(state);
   for (const action of event.actions) {
     if (action.device === undefined) continue;
-    const used = deviceUsed(draft.state, action.device);
-    changes.push(...used);
-    draft.apply(used);
+    const used = deviceUsed(draft.state, action.device, now);
+    changes.push(used);
+    draft.apply([used]);
   }
   changes.push({
     kind: 'EpisodeActionsRecorded',

@@ -203,10 +203,10 @@ describe('scopes', () => {
 });
 
 describe("a device scope's device", () => {
-  it('is created by that first use, as an `other` without caption', () =>
+  it('is created by that first use, as an `other` without caption, used now', () =>
     spec
       .when(at(T1, settingsUpdated(PHONE, { set: { a: 1 } })))
-      .thenChanges({ kind: 'DeviceSaved', device: device('phone') }, saved(PHONE, { a: 1 }), {
+      .thenChanges({ kind: 'DeviceSaved', device: device('phone', T1) }, saved(PHONE, { a: 1 }), {
         kind: 'ClockAdvanced',
         userId: USER,
         lastInstant: T1,
@@ -217,24 +217,42 @@ describe("a device scope's device", () => {
       .when(at(T1, settingsUpdated(PHONE, {})))
       .thenOutcome(updated(0))
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('phone') },
+        { kind: 'DeviceSaved', device: device('phone', T1) },
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T1 },
       ));
 
-  it('is left as it is when it exists', () =>
+  it('keeps its fields when it exists, and its last use is now', () =>
     spec
       .given(at(T1, deviceUpdated('phone', { caption: 'Phone', type: 'mobile' })))
       .when(at(T2, settingsUpdated(PHONE, { set: { a: 1 } })))
-      .thenChanges(saved(PHONE, { a: 1 }), { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 })
-      .thenState((s) => {
-        expect(s.devices.get('phone')).toEqual(device('phone', 'Phone', 'mobile'));
-      }));
+      .thenChanges(
+        { kind: 'DeviceSaved', device: device('phone', T2, 'Phone', 'mobile') },
+        saved(PHONE, { a: 1 }),
+        { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
+      ));
+
+  it('is used by a change that leaves every value as it was: only its last use moves', () =>
+    spec
+      .given(at(T1, settingsUpdated(PHONE, { set: { a: 1 } })))
+      .when(at(T2, settingsUpdated(PHONE, { set: { a: 1 } })))
+      .thenOutcome(updated(1))
+      .thenChanges(
+        { kind: 'DeviceSaved', device: device('phone', T2) },
+        { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
+      ));
 
   it('is not created by a refused change', () =>
     spec
       .when(at(T1, settingsUpdated(PHONE, { set: { '': 1 } })))
       .thenNoChanges()
       .thenState((s) => s.devices.size === 0));
+
+  it('keeps its last use through a refused change: a refused request changes nothing', () =>
+    spec
+      .given(at(T1, deviceUpdated('phone')))
+      .when(at(T2, settingsUpdated(PHONE, { set: { '': 1 } })))
+      .thenNoChanges()
+      .thenState((s) => s.devices.get('phone')?.lastUsed === T1));
 });
 
 describe(`at most ${MAX_SETTINGS_KEYS} keys a scope`, () => {

@@ -16,9 +16,9 @@ import {
 
 /** Sets then removes, as gpodder.net does: a key both set and removed ends removed. The change is
  * refused whole when the request breaks its own bounds (the API refuses such a request first) or
- * when the scope would hold more than MAX_SETTINGS_KEYS keys after it. A device scope's device is
- * created by that first use. A change that leaves every value as it was changes nothing, not even
- * the clock; its outcome still counts the scope's keys. */
+ * when the scope would hold more than MAX_SETTINGS_KEYS keys after it. A device scope's device was
+ * used now (created by that first use). Otherwise a change that leaves every value as it was
+ * changes nothing, not even the clock; its outcome still counts the scope's keys. */
 export const decideSettingsUpdate = (
   state: UserSubscriptions,
   event: SettingsUpdateRequested,
@@ -40,7 +40,7 @@ export const decideSettingsUpdate = (
   const unchanged =
     kept.length === values.size &&
     kept.every(([key, value]) => values.has(key) && sameJson(values.get(key), value));
-  const used = event.scope.kind === 'device' ? deviceUsed(state, event.scope.deviceId) : [];
+  const used = event.scope.kind === 'device' ? [deviceUsed(state, event.scope.deviceId, now)] : [];
   if (unchanged && used.length === 0) return { outcome, changes: [] };
   const changes: Change[] = [...used];
   if (!unchanged) {

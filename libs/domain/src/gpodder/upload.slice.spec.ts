@@ -24,7 +24,9 @@ import {
   uploadRequested,
   USER,
 } from '../testing';
+import { Change } from '../subscriptions/change';
 import { normalizeFeedUrl } from '../subscriptions/feed-url';
+import { Instant } from '../time';
 import { conflictingUrl } from './upload.slice';
 
 const A = 'https://a.example/rss';
@@ -36,6 +38,12 @@ const A_SPELT = 'HTTPS://A.example:443/rss#top';
 const spec = deciderSpec();
 /** The device the uploads come from, used once already. */
 const phone = at(T1, deviceUpdated('phone'));
+/** The changes of an upload from the phone that changes no subscription: the phone's use, and the
+ * clock with it. */
+const onlyThePhoneUsed = (now: Instant): Change[] => [
+  { kind: 'DeviceSaved', device: device('phone', now) },
+  { kind: 'ClockAdvanced', userId: USER, lastInstant: now },
+];
 /** A as G1 and B as G2, created by one POST. */
 const aAndB = at(
   T2,
@@ -134,19 +142,19 @@ describe('added URLs are POST items', () => {
       .thenOutcome(uploaded([[A_SPELT, A]], T2))
       .thenState((s) => s.subscriptions.size === 2));
 
-  it('an added URL of a feed subscribed already changes nothing: no change, the clock stays', () =>
+  it('an added URL of a feed subscribed already changes no subscription: only the device is used', () =>
     spec
       .given(phone, at(T2, addRequested([{ feed_url: A, guid: G1 }])))
       .when(at(T3, uploadRequested('phone', { add: [A] })))
-      .thenOutcome(uploaded([], T2))
-      .thenNoChanges());
+      .thenOutcome(uploaded([], T3))
+      .thenChanges(...onlyThePhoneUsed(T3)));
 
   it('nor does one in another spelling, which is reported [sent, stored]', () =>
     spec
       .given(phone, at(T2, addRequested([{ feed_url: A, guid: G1 }])))
       .when(at(T3, uploadRequested('phone', { add: [A_SPELT] })))
-      .thenOutcome(uploaded([[A_SPELT, A]], T2))
-      .thenNoChanges());
+      .thenOutcome(uploaded([[A_SPELT, A]], T3))
+      .thenChanges(...onlyThePhoneUsed(T3)));
 
   it('an added URL of a subscribed feed whose deletion is pending reinstates it, as a POST does', () =>
     spec
@@ -156,7 +164,7 @@ describe('added URLs are POST items', () => {
       .thenState((s) => resolved(s, G1).deletionId === null && resolved(s, G1).subscriptionChanged === T4));
 });
 
-describe('refused URLs are reported [sent, ""] and change nothing', () => {
+describe('refused URLs are reported [sent, ""] and change no subscription', () => {
   it('an ftp: URL, a URL without protocol and values that are no string, added or removed', () =>
     spec
       .given(phone)
@@ -179,11 +187,11 @@ describe('refused URLs are reported [sent, ""] and change nothing', () => {
             ['gopher://b.example/', ''],
             [JSON.stringify({ href: B }), ''],
           ],
-          T1,
+          T2,
         ),
       )
-      .thenNoChanges()
-      .thenState((s) => s.subscriptions.size === 0 && s.lastInstant === T1));
+      .thenChanges(...onlyThePhoneUsed(T2))
+      .thenState((s) => s.subscriptions.size === 0));
 
   it('beside accepted URLs, which are applied', () =>
     spec
@@ -197,8 +205,8 @@ describe('refused URLs are reported [sent, ""] and change nothing', () => {
     return spec
       .given(phone)
       .when(at(T2, uploadRequested('phone', { add: [long] })))
-      .thenOutcome(uploaded([[long, '']], T1))
-      .thenNoChanges();
+      .thenOutcome(uploaded([[long, '']], T2))
+      .thenChanges(...onlyThePhoneUsed(T2));
   });
 });
 
@@ -211,6 +219,7 @@ describe('removed URLs unsubscribe', () => {
       .when(at(T3, uploadRequested('phone', { remove: [A] })))
       .thenOutcome(uploaded([], T3))
       .thenChanges(
+        { kind: 'DeviceSaved', device: device('phone', T3) },
         {
           kind: 'SubscriptionSaved',
           subscription: expect.objectContaining({
@@ -233,33 +242,33 @@ describe('removed URLs unsubscribe', () => {
       .thenOutcome(uploaded([[A_SPELT, A]], T3))
       .thenState((s) => resolved(s, G1).isSubscribed === false));
 
-  it('a removed URL that nothing holds changes nothing, and the clock stays', () =>
+  it('a removed URL that nothing holds changes no subscription', () =>
     spec
       .given(...subscribed)
       .when(at(T3, uploadRequested('phone', { remove: [B] })))
-      .thenOutcome(uploaded([], T2))
-      .thenNoChanges());
+      .thenOutcome(uploaded([], T3))
+      .thenChanges(...onlyThePhoneUsed(T3)));
 
-  it('a removed URL already unsubscribed changes nothing', () =>
+  it('a removed URL already unsubscribed changes no subscription', () =>
     spec
       .given(...subscribed, at(T3, updateRequested(G1, { is_subscribed: false })))
       .when(at(T4, uploadRequested('phone', { remove: [A] })))
-      .thenOutcome(uploaded([], T3))
-      .thenNoChanges());
+      .thenOutcome(uploaded([], T4))
+      .thenChanges(...onlyThePhoneUsed(T4)));
 
-  it('a removed URL of a deleted subscription changes nothing: it stays deleted', () =>
+  it('a removed URL of a deleted subscription changes no subscription: it stays deleted', () =>
     spec
       .given(...subscribed, at(T3, deletionRequested(G1), 7), at(T4, deletionCompleted(7, T4)))
       .when(at(T5, uploadRequested('phone', { remove: [A] })))
-      .thenOutcome(uploaded([], T4))
-      .thenNoChanges());
+      .thenOutcome(uploaded([], T5))
+      .thenChanges(...onlyThePhoneUsed(T5)));
 
   it("an older URL of a feed the same upload adds does not unsubscribe it: the add's alias", () =>
     spec
       .given(...subscribed, at(T3, updateRequested(G1, { new_feed_url: B })))
       .when(at(T4, uploadRequested('phone', { add: [B], remove: [A] })))
-      .thenOutcome(uploaded([], T3))
-      .thenNoChanges());
+      .thenOutcome(uploaded([], T4))
+      .thenChanges(...onlyThePhoneUsed(T4)));
 
   describe('two subscriptions holding one URL', () => {
     // G1 moved to B by PATCH while G2 holds B: both are subscribed under B.
@@ -285,28 +294,26 @@ describe('removed URLs unsubscribe', () => {
           expect(resolved(s, G2)).toMatchObject({ isSubscribed: true });
         }));
 
-    it('an added URL one of them holds subscribed changes nothing, though the last to take it is unsubscribed', () =>
+    it('an added URL one of them holds subscribed changes no subscription, though the last to take it is unsubscribed', () =>
       spec
         .given(...sharing, at(T4, updateRequested(G1, { is_subscribed: false })))
         .when(at(T5, uploadRequested('phone', { add: [B] })))
-        .thenOutcome(uploaded([], T4))
-        .thenNoChanges());
+        .thenOutcome(uploaded([], T5))
+        .thenChanges(...onlyThePhoneUsed(T5)));
 
     it('nor does it bring back the last to take it when that one was deleted', () =>
       spec
         .given(...sharing, at(T4, deletionRequested(G1), 71), at(T4, deletionCompleted(71, T4)))
         .when(at(T5, uploadRequested('phone', { add: [B] })))
-        .thenDecision(({ before, decision }) =>
-          expect(decision.outcome).toEqual(uploaded([], before.lastInstant)),
-        )
-        .thenNoChanges());
+        .thenOutcome(uploaded([], T5))
+        .thenChanges(...onlyThePhoneUsed(T5)));
 
     it('a replacing upload naming the URL keeps both subscribed', () =>
       spec
         .given(...sharing)
         .when(at(T4, uploadRequested('phone', { add: [B], replace: true })))
-        .thenOutcome(uploaded([], T3))
-        .thenNoChanges());
+        .thenOutcome(uploaded([], T4))
+        .thenChanges(...onlyThePhoneUsed(T4)));
 
     it('a replacing upload whose item naming the URL is refused (a guid that is no UUID, which only the log can carry) keeps neither', () => {
       const put = uploadRequested('phone', { add: [B], replace: true });
@@ -327,6 +334,7 @@ describe('removed URLs unsubscribe', () => {
         .when(at(T4, uploadRequested('phone', { remove: [A, B] })))
         .thenOutcome(uploaded([[A, B]], T4))
         .thenChanges(
+          { kind: 'DeviceSaved', device: device('phone', T4) },
           {
             kind: 'SubscriptionSaved',
             subscription: expect.objectContaining({ id: G1, isSubscribed: false }),
@@ -431,22 +439,22 @@ describe('a replacing upload (simple-API PUT)', () => {
       .when(at(T3, uploadRequested('phone', { add: [A] })))
       .thenState((s) => resolved(s, G2).isSubscribed && resolved(s, G2).subscriptionChanged === T2));
 
-  it('an empty replacing upload of a user with nothing subscribed changes nothing', () =>
+  it('an empty replacing upload of a user with nothing subscribed changes no subscription', () =>
     spec
       .given(phone)
       .when(at(T2, uploadRequested('phone', { replace: true })))
-      .thenOutcome(uploaded([], T1))
-      .thenNoChanges());
+      .thenOutcome(uploaded([], T2))
+      .thenChanges(...onlyThePhoneUsed(T2)));
 });
 
 describe('the device', () => {
-  it('an upload from a device not used yet creates it as an `other` without caption', () =>
+  it('an upload from a device not used yet creates it as an `other` without caption, used now', () =>
     spec
       .when(at(T1, uploadRequested('phone', { add: [A] })))
       .thenOutcome(uploaded([], T1))
       .thenDecision(({ decision, after }) => {
-        expect(decision.changes[0]).toEqual({ kind: 'DeviceSaved', device: device('phone') });
-        expect(after.devices).toEqual(new Map([['phone', device('phone')]]));
+        expect(decision.changes[0]).toEqual({ kind: 'DeviceSaved', device: device('phone', T1) });
+        expect(after.devices).toEqual(new Map([['phone', device('phone', T1)]]));
       }));
 
   it('so does an upload that changes nothing else: the device is a change, the clock is now', () =>
@@ -455,17 +463,28 @@ describe('the device', () => {
       .when(at(T2, uploadRequested('tablet', { remove: [B] })))
       .thenOutcome(uploaded([], T2))
       .thenChanges(
-        { kind: 'DeviceSaved', device: device('tablet') },
+        { kind: 'DeviceSaved', device: device('tablet', T2) },
         { kind: 'ClockAdvanced', userId: USER, lastInstant: T2 },
       ));
 
-  it('a device used before is not saved again, whatever its fields', () =>
+  it('a device used before keeps its fields, and its last use is now', () =>
     spec
       .given(at(T1, deviceUpdated('phone', { caption: 'Phone', type: 'mobile' })))
       .when(at(T2, uploadRequested('phone', { add: [A] })))
       .thenDecision(({ decision, after }) => {
-        expect(decision.changes.filter((c) => c.kind === 'DeviceSaved')).toEqual([]);
-        expect(after.devices.get('phone')).toEqual(device('phone', 'Phone', 'mobile'));
+        expect(decision.changes.filter((c) => c.kind === 'DeviceSaved')).toEqual([
+          { kind: 'DeviceSaved', device: device('phone', T2, 'Phone', 'mobile') },
+        ]);
+        expect(after.devices.get('phone')).toEqual(device('phone', T2, 'Phone', 'mobile'));
+      }));
+
+  it("moves only the uploading device's last use, not the user's other devices'", () =>
+    spec
+      .given(phone, at(T2, deviceUpdated('laptop')))
+      .when(at(T3, uploadRequested('phone', {})))
+      .thenState((s) => {
+        expect(s.devices.get('phone')?.lastUsed).toBe(T3);
+        expect(s.devices.get('laptop')?.lastUsed).toBe(T2);
       }));
 });
 
@@ -477,12 +496,12 @@ describe("the outcome's clock", () => {
       .thenOutcome(uploaded([], T3))
       .thenState((s) => s.lastInstant === T3));
 
-  it('is the earlier clock when it changed nothing', () =>
+  it("is now too when it changed no subscription: the device's use is a change", () =>
     spec
       .given(phone, at(T2, addRequested([{ feed_url: B, guid: G2 }])))
       .when(at(T4, uploadRequested('phone', {})))
-      .thenOutcome(uploaded([], T2))
-      .thenState((s) => s.lastInstant === T2));
+      .thenOutcome(uploaded([], T4))
+      .thenState((s) => s.lastInstant === T4));
 
   it('is raised past the last instant when the record time is earlier', () =>
     spec

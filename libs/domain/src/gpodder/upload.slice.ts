@@ -185,18 +185,14 @@ export const decideUpload = (
   now: Instant,
 ): DecisionOf<GpodderUploadRequested> => {
   const run = new UploadRun(state, now);
-  run.apply(deviceUsed(state, event.deviceId));
+  run.apply([deviceUsed(state, event.deviceId, now)]);
   addUrls(run, event.add);
   removeUrls(run, event.remove);
   if (event.replace === true) unsubscribeTheRest(run);
   reportSpellings(run);
-  const finished = finish(state, run.changes, now);
+  // The device's use is a change, so the user's clock is always now after an upload.
   return {
-    outcome: {
-      kind: 'Uploaded',
-      updateUrls: [...run.updateUrls],
-      clock: finished.length > 0 ? now : state.lastInstant,
-    },
-    changes: finished,
+    outcome: { kind: 'Uploaded', updateUrls: [...run.updateUrls], clock: now },
+    changes: finish(state, run.changes, now),
   };
 };

@@ -77,6 +77,10 @@ export interface Device {
   readonly id: DeviceId;
   readonly caption: string;
   readonly type: DeviceType;
+  /** The instant of the latest event that named the device (its creation or update, an upload
+   * from it, an episode action or a setting naming it): every decision that names it sets it.
+   * null only in a read model stored before last uses were recorded, for a device not named since. */
+  readonly lastUsed: Instant | null;
 }
 
 /** The gpodder.net settings of one scope, by `scopeId` (`settingsScopeIdOf(scope)`): each key's

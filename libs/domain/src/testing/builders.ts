@@ -329,6 +329,7 @@ export const resolved = (state: UserSubscriptions, guid: Guid): Subscription => 
 /** A device of `USER` as the state holds it. */
 export const device = (
   id: DeviceId,
+  lastUsed: Instant | null,
   caption = '',
   type: DeviceType = 'other',
   userId: UserId = USER,
@@ -337,4 +338,5 @@ export const device = (
   id,
   caption,
   type,
+  lastUsed,
 });

@@ -304,3 +304,60 @@ describe('read-model migration: the flattr episode action', () => {
     await insert(3, 'flattr');
   });
 });
+
+/** A device's last use: unknown (NULL) for the devices stored before, and the column goes back. */
+describe("read-model migration: a device's last use", () => {
+  const S4 = 'rm_device_last_use';
+  let dataSource: DataSource;
+  const migrations = readModelMigrations(S4).map((Migration) => new Migration());
+  const lastUse = migrations[6]!;
+  const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await migration[step](runner);
+    } finally {
+      await runner.release();
+    }
+  };
+  const hasColumn = async () =>
+    (
+      await dataSource.query(
+        `SELECT 1 FROM information_schema.columns
+          WHERE table_schema = $1 AND table_name = 'devices' AND column_name = 'last_used'`,
+        [S4],
+      )
+    ).length === 1;
+
+  beforeAll(async () => {
+    dataSource = new DataSource({ type: 'postgres', url: await createTestDatabase('read_model_last_use') });
+    await dataSource.initialize();
+    for (const migration of migrations.slice(0, 6)) await run('up', migration);
+    await dataSource.query(
+      `INSERT INTO ${S4}.devices (user_id, id, caption, type) VALUES ('u', 'phone', 'Phone', 'mobile')`,
+    );
+  });
+  afterAll(() => dataSource?.destroy());
+
+  it('leaves the last use of the devices stored before unknown, stores it after, and goes back', async () => {
+    expect(lastUse.name).toBe(`ReadModel_${S4}_1732400000016`);
+    await run('up', lastUse);
+    expect(await dataSource.query(`SELECT id, last_used FROM ${S4}.devices`)).toEqual([
+      { id: 'phone', last_used: null },
+    ]);
+    await dataSource.query(
+      `INSERT INTO ${S4}.devices (user_id, id, caption, type, last_used) VALUES ('u', 'tv', '', 'other', 1677160800000)`,
+    );
+    expect(await dataSource.query(`SELECT id, last_used::text FROM ${S4}.devices ORDER BY id`)).toEqual([
+      { id: 'phone', last_used: null },
+      { id: 'tv', last_used: '1677160800000' },
+    ]);
+    await run('down', lastUse);
+    expect(await hasColumn()).toBe(false);
+    expect(await dataSource.query(`SELECT id FROM ${S4}.devices ORDER BY id`)).toEqual([
+      { id: 'phone' },
+      { id: 'tv' },
+    ]);
+    await run('up', lastUse);
+    expect(await hasColumn()).toBe(true);
+  });
+});

@@ -316,6 +316,21 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     }
   }
 
+  /** A device's last use: the instant of the latest event that named it. A device stored before
+   * has NULL (unknown) until an event names it again: the read model holds no time of a device's
+   * creation, update or upload, so it is not guessed; a replay derives every value from the log. */
+  class DeviceLastUse implements MigrationInterface {
+    readonly name = `ReadModel_${schema}_1732400000016`;
+
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`ALTER TABLE ${s}.devices ADD COLUMN last_used bigint`);
+    }
+
+    async down(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(`ALTER TABLE ${s}.devices DROP COLUMN last_used`);
+    }
+  }
+
   return [
     ReadModelTables,
     GpodderTables,
@@ -323,6 +338,7 @@ export function readModelMigrations(schema: string): (new () => MigrationInterfa
     SyncFace,
     GpodderSettings,
     EpisodeActionFlattr,
+    DeviceLastUse,
   ];
 }
 

@@ -197,30 +197,31 @@ describe('GpodderQuery', () => {
         { feedUrl: url('d'), changed: T + 4, deleted: T + 4 },
       ]);
       await database.dataSource.query(
-        `INSERT INTO ${S}.devices (user_id, id, caption, type)
-         VALUES ($1, 'tv', '', 'other'), ($1, 'Phone', 'My phone', 'mobile'), ($1, 'laptop', 'Work', 'laptop'),
-                ($2, 'phone', 'Not mine', 'mobile')`,
-        [DEVS, OTHER],
+        `INSERT INTO ${S}.devices (user_id, id, caption, type, last_used)
+         VALUES ($1, 'tv', '', 'other', NULL), ($1, 'Phone', 'My phone', 'mobile', $3),
+                ($1, 'laptop', 'Work', 'laptop', $4), ($2, 'phone', 'Not mine', 'mobile', $3)`,
+        [DEVS, OTHER, T + 10, T + 11],
       );
     });
 
-    it('lists the devices by id, each with the number of feeds the user is subscribed to', async () =>
+    it('lists the devices by id, each with the number of feeds the user is subscribed to and its last use', async () =>
       expect(await query.devices(DEVS)).toEqual([
-        { id: 'Phone', caption: 'My phone', type: 'mobile', subscriptions: 2 },
-        { id: 'laptop', caption: 'Work', type: 'laptop', subscriptions: 2 },
-        { id: 'tv', caption: '', type: 'other', subscriptions: 2 },
+        { id: 'Phone', caption: 'My phone', type: 'mobile', subscriptions: 2, lastUsed: T + 10 },
+        { id: 'laptop', caption: 'Work', type: 'laptop', subscriptions: 2, lastUsed: T + 11 },
+        // Stored before last uses were, and not named since: unknown.
+        { id: 'tv', caption: '', type: 'other', subscriptions: 2, lastUsed: null },
       ]));
 
     it('a user without devices has none; devices of a user without subscriptions count 0', async () => {
       expect(await query.devices('nobody')).toEqual([]);
       expect(await query.devices(OTHER)).toEqual([
-        { id: 'phone', caption: 'Not mine', type: 'mobile', subscriptions: 1 },
+        { id: 'phone', caption: 'Not mine', type: 'mobile', subscriptions: 1, lastUsed: T + 10 },
       ]);
       await database.dataSource.query(
         `INSERT INTO ${S}.devices (user_id, id, caption, type) VALUES ('lonely', 'a', '', 'other')`,
       );
       expect(await query.devices('lonely')).toEqual([
-        { id: 'a', caption: '', type: 'other', subscriptions: 0 },
+        { id: 'a', caption: '', type: 'other', subscriptions: 0, lastUsed: null },
       ]);
     });
 

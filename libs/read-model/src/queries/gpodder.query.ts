@@ -23,6 +23,9 @@ export interface DeviceView {
   readonly type: DeviceType;
   /** The user's subscribed feeds: every device shares the one set. */
   readonly subscriptions: number;
+  /** The instant of the latest event that named the device; null when the read model does not know
+   * it (a device stored before last uses were, and not named since). */
+  readonly lastUsed: Instant | null;
 }
 
 export interface EpisodeActionView {
@@ -129,15 +132,28 @@ export class GpodderQuery {
   }
 
   async devices(userId: string): Promise<DeviceView[]> {
-    const rows = await this.query<{ id: string; caption: string; type: DeviceType; subscriptions: string }>(
+    const rows = await this.query<{
+      id: string;
+      caption: string;
+      type: DeviceType;
+      subscriptions: string;
+      last_used: string | null;
+    }>(
       (s) => `
         SELECT d.id, d.caption, d.type,
                (SELECT count(DISTINCT sub.feed_url) FROM ${s}.subscriptions sub WHERE sub.user_id = $1 AND ${SUBSCRIBED})
-                 AS subscriptions
+                 AS subscriptions,
+               d.last_used
           FROM ${s}.devices d WHERE d.user_id = $1 ORDER BY d.id`,
       [userId],
     );
-    return rows.map((row) => ({ ...row, subscriptions: Number(row.subscriptions) }));
+    return rows.map((row) => ({
+      id: row.id,
+      caption: row.caption,
+      type: row.type,
+      subscriptions: Number(row.subscriptions),
+      lastUsed: row.last_used === null ? null : Number(row.last_used),
+    }));
   }
 
   async hasDevice(userId: string, deviceId: string): Promise<boolean> {
