@@ -23,7 +23,12 @@ import { ApiOutageResponse } from '../../http/openapi';
 import { BASIC_SCHEME, BEARER_SCHEME, SESSION_SCHEME } from '../../auth/credentials.guard';
 import { FailedCredentials, RateLimiter, RateLimits, ReplyWithHeaders } from '../../auth/rate-limit.guard';
 import { TokenCache } from '../../auth/token-cache';
-import { ReplyWithCookies, RequestWithCookies, readSessionCookie, setSessionCookie } from '../../http/session-cookie';
+import {
+  ReplyWithCookies,
+  RequestWithCookies,
+  readSessionCookie,
+  setSessionCookie,
+} from '../../http/session-cookie';
 
 /** The challenge on every 401 of the gpodder.net routes: mygpoclient sends Basic credentials only
  * in answer to it. */
