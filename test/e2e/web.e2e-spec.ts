@@ -106,6 +106,29 @@ describe('the web pages over HTTP', () => {
     }
   });
 
+  it("lets an administrator reset a user's password, which ends that user's sign-ins", async () => {
+    const bob = await app.freshUser();
+    await app.users.setAdmin(alice.name, true);
+    const [admin, bobsBrowser] = [new WebClient(app.url), new WebClient(app.url)];
+    await admin.signIn(alice);
+    await bobsBrowser.signIn(bob);
+    expect((await bobsBrowser.send('GET', '/web/devices')).status).toBe(200);
+    const csrf = await admin.csrf('/web/admin');
+    const reset = await admin.send('POST', `/web/admin/users/${encodeURIComponent(bob.name)}/password`, {
+      csrf,
+      password: 'a fresh start',
+    });
+    expect(reset.headers.get('location')).toBe('/web/admin?done=reset');
+    expect((await bobsBrowser.send('GET', '/web/devices')).status).toBe(303);
+    expect(await app.users.authenticatePassword(bob.name, 'a fresh start')).toBe(bob.id);
+    expect(await app.users.authenticatePassword(bob.name, bob.password)).toBeNull();
+    const missing = await admin.send('POST', '/web/admin/users/nobody-here/password', {
+      csrf,
+      password: 'x',
+    });
+    expect(missing.status).toBe(404);
+  });
+
   it('keeps forms to the pages: the APIs still refuse a form body', async () => {
     const answer = await fetch(new URL('/v1/subscriptions', app.url), {
       method: 'POST',
@@ -161,6 +184,8 @@ describe('the web pages over HTTP', () => {
   });
 
   it('answers hostile form input with a page, never a 5xx, and changes nothing without the token', async () => {
+    // An administrator, so that the administration routes run their handlers too.
+    await app.users.setAdmin(alice.name, true);
     const web = new WebClient(app.url);
     await web.signIn(alice);
     const csrf = await web.csrf('/web/subscriptions');
@@ -175,12 +200,27 @@ describe('the web pages over HTTP', () => {
       '/web/account/password',
       '/web/opml/import',
       '/web/admin/users',
+      `/web/admin/users/${encodeURIComponent(alice.name)}/remove`,
+      '/web/admin/users/nobody/password',
+      '/web/admin/users/%00/remove',
     ];
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...paths),
         fc.dictionary(
-          fc.constantFrom('feed_url', 'caption', 'type', 'name', 'password', 'new_password', 'x'),
+          fc.constantFrom(
+            'feed_url',
+            'caption',
+            'type',
+            'name',
+            'password',
+            'new_password',
+            'confirm_password',
+            'current_password',
+            'confirm',
+            'admin',
+            'x',
+          ),
           fc.string({ maxLength: 300 }),
         ),
         fc.boolean(),

@@ -1,4 +1,4 @@
-import { AuthStore, InvalidCredentialError, UserExistsError } from '@castlog/auth';
+import { AuthStore, InvalidCredentialError, UserExistsError, UserNotFoundError } from '@castlog/auth';
 import { CastlogRoute, FormBody, NotFound } from '@castlog/http';
 import { AccountQuery } from '@castlog/read-model';
 import { Body, Controller, Get, Inject, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
@@ -61,6 +61,7 @@ export class AdminPage {
     try {
       await this.store.setPassword({ name }, form.text('password'));
     } catch (error) {
+      if (error instanceof UserNotFoundError) throw new NotFound();
       if (!(error instanceof InvalidCredentialError)) throw error;
       return this.render(reply, visitor, { error: error.message }, 400);
     }
