@@ -73,9 +73,10 @@ async function fill(url: string, name: string, password: string, feeds: string[]
     })),
   );
   const listed = (await (await fetch(new URL('/v1/subscriptions', url), { headers: auth })).json()) as {
-    subscriptions: { guid: string }[];
+    subscriptions: { guid: string; feed_url: string }[];
   };
-  const first = listed.subscriptions[0]!;
+  // The first podcast is shown unsubscribed (untilTitled waits for the others).
+  const first = listed.subscriptions.find((subscription) => subscription.feed_url === feeds[0])!;
   await fetch(new URL(`/v1/subscriptions/${first.guid}`, url), {
     method: 'PATCH',
     headers: auth,
@@ -86,12 +87,14 @@ async function fill(url: string, name: string, password: string, feeds: string[]
 /** Until the OPML export names every podcast by its title (30 s at most). */
 async function untilTitled(url: string, name: string, password: string): Promise<void> {
   const headers = { authorization: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}` };
+  let opml = '';
   for (let tries = 0; tries < 60; tries += 1) {
-    const opml = await (await fetch(new URL(`/subscriptions/${name}.opml`, url), { headers })).text();
+    const answer = await fetch(new URL(`/subscriptions/${name}.opml`, url), { headers });
+    opml = `${answer.status} ${await answer.text()}`;
     if (PODCASTS.slice(1).every((title) => opml.includes(title))) return;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  throw new Error('the example feeds were not read within 30 s');
+  throw new Error(`the example feeds were not read within 30 s; the export said: ${opml.slice(0, 2000)}`);
 }
 
 async function shoot(url: string, name: string, password: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { AuthStore, InvalidCredentialError, checkPassword } from '@castlog/auth';
-import { describeOutcome } from '@castlog/domain';
+import { describeOutcome, LogEvent } from '@castlog/domain';
 import { CastlogRoute, FormBody } from '@castlog/http';
 import { AccountQuery } from '@castlog/read-model';
 import { Body, Controller, Get, Inject, Post, Query, Res, UseFilters } from '@nestjs/common';
@@ -14,6 +14,21 @@ import { SignedIn, Visitor, type WebVisitor } from './web-session';
 const PATH = '/web/account';
 /** Changes the account page lists; `castlog history` shows them all, each request in full. */
 export const LATEST_CHANGES = 50;
+
+/** Each kind of request as the page names it. */
+const REQUESTS: Readonly<Record<LogEvent['type'], string>> = {
+  SubscriptionsAddRequested: 'Podcasts added',
+  SubscriptionUpdateRequested: 'Subscription changed',
+  DeletionRequested: 'Deletion asked for',
+  DeletionCompleted: 'Deletion finished',
+  DeletionFailed: 'Deletion failed',
+  DeviceUpdateRequested: 'Device saved',
+  GpodderUploadRequested: 'Subscriptions uploaded by an app',
+  EpisodeActionsUploaded: 'Episode actions uploaded',
+  SyncActionsPosted: 'Sync from an app',
+  FeedMoved: 'Feed moved by its publisher',
+  SettingsUpdateRequested: 'App settings saved',
+};
 
 /** The account: a new password (every other session ends), and the latest changes in the log. */
 @ApiExcludeController()
@@ -73,7 +88,7 @@ export class AccountPage {
       {
         userName: visitor.userName,
         changes: changes.map((change) => ({
-          type: change.type,
+          request: REQUESTS[change.type] ?? change.type,
           result: describeOutcome(change.outcome),
           ...shownTime(change.instant),
         })),
