@@ -1,4 +1,5 @@
 export * from './backoff';
+export * from './expiring-map';
 export * from './health';
 export * from './log';
 export * from './notification-listener';

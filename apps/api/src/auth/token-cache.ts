@@ -9,7 +9,7 @@ import {
 } from '@castlog/auth';
 import { CONFIG, Config } from '@castlog/config';
 import { Database } from '@castlog/read-model';
-import { DependencyHealth, NotificationListener } from '@castlog/supervision';
+import { DependencyHealth, ExpiringMap, NotificationListener } from '@castlog/supervision';
 import { DATABASE } from '@castlog/runtime';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { VerifiedCredentials } from './verified-credentials';
@@ -30,9 +30,6 @@ export interface BasicOwner {
 interface Entry {
   readonly use: Use;
   readonly owner: TokenOwner;
-  /** Epoch ms until which the entry may answer: TOKEN_CACHE_TTL after the lookup, never past the
-   * token's expiry. */
-  readonly until: number;
 }
 
 /** Remembers which user a valid access or CLI token, or a gpodder.net or web session, belongs to,
@@ -50,7 +47,7 @@ interface Entry {
 @Injectable()
 export class TokenCache implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(TokenCache.name);
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new ExpiringMap<string, Entry>(MAX_ENTRIES);
   private readonly listener: NotificationListener;
   private listening = false;
   /** Counts announcements: a lookup that an announcement overtook is not remembered. */
@@ -160,15 +157,14 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
       use === 'bearer' ? this.store.tokenOwner(token, now) : this.store.sessionOwner(token, now, use);
     if (!this.listening) return lookUp();
     const hash = hashToken(token);
-    const known = this.entries.get(hash);
-    if (known && known.until > now.getTime()) return known.use === use ? known.owner : null;
-    if (known) this.entries.delete(hash);
+    const known = this.entries.get(hash, now.getTime());
+    if (known) return known.use === use ? known.owner : null;
     const generation = this.generation;
     const owner = await lookUp();
     if (owner && this.listening && generation === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+      // TOKEN_CACHE_TTL after the lookup, never past the token's expiry.
       const until = Math.min(now.getTime() + this.config.TOKEN_CACHE_TTL, owner.expiresAt.getTime());
-      this.entries.set(hash, { use, owner, until });
+      this.entries.set(hash, { use, owner }, until);
     }
     return owner;
   }
@@ -183,7 +179,7 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
       // A session bought with an app password that a revocation did not catch (issued while it ran)
       // is refused by the store once asked again.
       this.generation += 1;
-      for (const [hash, entry] of this.entries) if (entry.owner.userId === userId) this.entries.delete(hash);
+      this.entries.deleteWhere((entry) => entry.owner.userId === userId);
     }
   }
 
