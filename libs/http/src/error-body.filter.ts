@@ -99,19 +99,30 @@ export class ErrorBodyFilter implements ExceptionFilter {
       unknownRoute && (answer.status === 405 || answer.status === 400)
         ? toErrorResponse(new NotFound(), this.retryAfterSeconds)
         : answer;
-    // A 503 is an outage the client retries through, said once per request on one line, with the
-    // request's id (the request's own logger carries it).
-    if (status === 503)
-      reply.request.log.warn(
-        `answered 503: ${error instanceof HttpException ? body.message : messageOf(error)}`,
-      );
-    else if (status >= 500)
-      this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    logErrorAnswer(reply, status, error, body, this.logger);
     for (const [name, value] of Object.entries(headers)) {
       if (!reply.getHeader(name)) void reply.header(name, value);
     }
     void reply.status(status).type('application/json; charset=utf-8').send(body);
   }
+}
+
+/** The log line of an error answer: a 503 is an outage the client retries through, said once per
+ * request on one line with the request's id (the request's own logger carries it); any other 5xx
+ * with its stack. Below 500, nothing. */
+export function logErrorAnswer(
+  reply: FastifyReply,
+  status: number,
+  error: unknown,
+  body: { message: string },
+  logger: Logger,
+): void {
+  if (status === 503)
+    reply.request.log.warn(
+      `answered 503: ${error instanceof HttpException ? body.message : messageOf(error)}`,
+    );
+  else if (status >= 500)
+    logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
 }
 
 const hasEmptyParameter = (params: unknown): boolean =>

@@ -1,6 +1,5 @@
 import { CONFIG, Config } from '@castlog/config';
-import { toErrorResponse } from '@castlog/http';
-import { messageOf } from '@castlog/supervision';
+import { logErrorAnswer, toErrorResponse } from '@castlog/http';
 import {
   ArgumentsHost,
   Catch,
@@ -35,9 +34,7 @@ export class WebErrorFilter implements ExceptionFilter {
       return;
     }
     const { status, body, headers } = toErrorResponse(error, this.config.RETRY_AFTER_SECONDS, 400);
-    if (status === 503) reply.request.log.warn(`answered 503: ${body.message}`);
-    else if (status >= 500)
-      this.logger.error(error instanceof Error ? (error.stack ?? error.message) : messageOf(error));
+    logErrorAnswer(reply, status, error, body, this.logger);
     for (const [name, value] of Object.entries(headers))
       if (name !== 'www-authenticate') void reply.header(name, value);
     const title =
