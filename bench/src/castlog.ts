@@ -84,6 +84,30 @@ export interface RunningCastlog {
   close(): Promise<void>;
 }
 
+/** Subscribes `user` to the feeds numbered `from` to `to` (exclusive) under `name`, with `/v1` POSTs
+ * of 100, each answered once applied. */
+export async function subscribeOverHttp(
+  port: number,
+  user: BenchUser,
+  name: string,
+  from: number,
+  to: number,
+): Promise<void> {
+  for (let first = from; first < to; first += 100) {
+    const response = await fetch(`http://127.0.0.1:${port}/v1/subscriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        subscriptions: Array.from({ length: Math.min(100, to - first) }, (_, i) => ({
+          feed_url: `https://feeds.bench.example/${name}/${first + i}.xml`,
+        })),
+      }),
+    });
+    if (response.status !== 200)
+      throw new Error(`POST answered ${response.status}: ${await response.text()}`);
+  }
+}
+
 export interface HistogramTotals {
   readonly sum: number;
   readonly count: number;

@@ -1,6 +1,13 @@
 import { Pool } from 'pg';
 import { BenchInfra } from '../infra';
-import { benchConfig, createDatabase, deleteTopics, startCastlog, uniqueName } from '../castlog';
+import {
+  benchConfig,
+  createDatabase,
+  deleteTopics,
+  startCastlog,
+  subscribeOverHttp,
+  uniqueName,
+} from '../castlog';
 import { runLoad } from '../load';
 import { ScenarioOutcome } from '../report';
 import { alternate, Side } from '../rounds';
@@ -161,27 +168,13 @@ export async function listingScenario(infra: BenchInfra, options: ListingOptions
   try {
     const [user] = await castlog.addUsers(1);
     if (!user) throw new Error('no user');
-    const post = async (from: number, count: number) => {
-      const response = await fetch(`http://127.0.0.1:${castlog.port}/v1/subscriptions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          subscriptions: Array.from({ length: count }, (_, i) => ({
-            feed_url: `https://feeds.bench.example/listing/${from + i}.xml`,
-          })),
-        }),
-      });
-      if (response.status !== 200)
-        throw new Error(`POST answered ${response.status}: ${await response.text()}`);
-    };
     const before = options.subscriptions - options.afterSince;
     const fill = performance.now();
-    for (let from = 0; from < before; from += 100) await post(from, Math.min(100, before - from));
+    await subscribeOverHttp(castlog.port, user, 'listing', 0, before);
     await new Promise((resolve) => setTimeout(resolve, 20));
     const sinceMs = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    for (let from = before; from < options.subscriptions; from += 100)
-      await post(from, Math.min(100, options.subscriptions - from));
+    await subscribeOverHttp(castlog.port, user, 'listing', before, options.subscriptions);
     log(
       `listing: ${options.subscriptions} subscriptions added over HTTP in ${(since(fill) / 1000).toFixed(1)} s`,
     );

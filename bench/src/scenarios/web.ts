@@ -10,6 +10,7 @@ import {
   deleteTopics,
   RunningCastlog,
   startCastlog,
+  subscribeOverHttp,
   uniqueName,
 } from '../castlog';
 import { BenchInfra } from '../infra';
@@ -44,22 +45,6 @@ const DESCRIPTION =
   `with a Bearer token for the same user; /v1 serves a per_page above ${MAX_PER_PAGE} as ${MAX_PER_PAGE}, so ` +
   'both sides answer 100 subscriptions. Concurrent clients repeat their GET in a closed loop. Rounds ' +
   'alternate the two (B C, C B, …); figures are medians of the rounds with min and max.';
-
-async function fill(castlog: RunningCastlog, user: BenchUser, count: number): Promise<void> {
-  for (let from = 0; from < count; from += 100) {
-    const response = await fetch(`http://127.0.0.1:${castlog.port}/v1/subscriptions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        subscriptions: Array.from({ length: Math.min(100, count - from) }, (_, i) => ({
-          feed_url: `https://feeds.bench.example/web/${from + i}.xml`,
-        })),
-      }),
-    });
-    if (response.status !== 200)
-      throw new Error(`POST answered ${response.status}: ${await response.text()}`);
-  }
-}
 
 /** Signs in once through the sign-in form, as a browser does: the `castlog_web` cookie. */
 async function signIn(castlog: RunningCastlog, user: BenchUser): Promise<string> {
@@ -151,7 +136,7 @@ export async function webScenario(infra: BenchInfra, options: WebOptions): Promi
     const [user] = await castlog.addUsers(1);
     if (!user) throw new Error('no user');
     const started = performance.now();
-    await fill(castlog, user, options.subscriptions);
+    await subscribeOverHttp(castlog.port, user, 'web', 0, options.subscriptions);
     log(
       `web: ${options.subscriptions} subscriptions added over HTTP in ${(since(started) / 1000).toFixed(1)} s`,
     );
