@@ -18,6 +18,14 @@ describe('the web pages over HTTP', () => {
     expect((await web.send('GET', '/')).headers.get('location')).toBe('/web/subscriptions');
   });
 
+  it('answers HEAD like GET, without a form token', async () => {
+    const web = new WebClient(app.url);
+    await web.signIn(alice);
+    const head = await web.send('HEAD', '/web/subscriptions');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  });
+
   it('serves every page with a policy that runs no script, no caching and no sniffing', async () => {
     const web = new WebClient(app.url);
     const signIn = await web.send('GET', '/web/sign-in');

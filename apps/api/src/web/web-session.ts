@@ -43,6 +43,9 @@ interface WebRequest extends RequestWithCookies {
   web?: WebVisitor;
 }
 
+/** Methods that change nothing: they carry no form, so no CSRF token (HEAD is GET's twin). */
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
 /** Thrown for a page that needs a signed-in visitor when there is none: WebErrorFilter answers it
  * with a redirect to the sign-in page. */
 export class SignInRequired extends HttpException {
@@ -88,7 +91,7 @@ export class WebSessionGuard implements CanActivate {
     if (!owner || session === undefined)
       throw new SignInRequired(request.method === 'GET' ? request.url : '');
     const csrf = csrfOf(session);
-    if (request.method !== 'GET') checkCsrf(request.body, csrf);
+    if (!SAFE_METHODS.has(request.method)) checkCsrf(request.body, csrf);
     request.userId = owner.userId;
     request.web = {
       userId: owner.userId,
