@@ -18,6 +18,27 @@ describe('the web pages over HTTP', () => {
     expect((await web.send('GET', '/')).headers.get('location')).toBe('/web/subscriptions');
   });
 
+  it('goes back after sign-in only to a page of this site', async () => {
+    for (const [next, location] of [
+      ['/web/history?page=2', '/web/history?page=2'],
+      ['//evil.example/web', '/web/subscriptions'],
+      ['https://evil.example/web/x', '/web/subscriptions'],
+      ['/web/\\evil.example', '/web/subscriptions'],
+      ['/web/a\r\nSet-Cookie: x=1', '/web/subscriptions'],
+      ['/web/ä', '/web/subscriptions'],
+    ]) {
+      const web = new WebClient(app.url);
+      const csrf = await web.csrf('/web/sign-in');
+      const answer = await web.send('POST', '/web/sign-in', {
+        csrf,
+        name: alice.name,
+        password: alice.password,
+        next: next!,
+      });
+      expect([next, answer.status, answer.headers.get('location')]).toEqual([next, 303, location]);
+    }
+  });
+
   it('answers HEAD like GET, without a form token', async () => {
     const web = new WebClient(app.url);
     await web.signIn(alice);

@@ -43,5 +43,7 @@ export class WebErrorFilter implements ExceptionFilter {
   }
 }
 
-/** A path on this site under /web (never `//host`, which a browser reads as another site). */
-export const isLocalPath = (path: string): boolean => /^\/web(\/[^/\\]|\/?$|\?)/.test(path);
+/** A path on this site under /web (never `//host`, which a browser reads as another site), in
+ * printable ASCII only, as a Location header must be. */
+export const isLocalPath = (path: string): boolean =>
+  /^\/web(\/[^/\\]|\/?$|\?)/.test(path) && /^[\x21-\x7e]*$/.test(path);
