@@ -166,6 +166,8 @@ export function isServed(method: string, pathname: string): boolean {
   const first = decoded.split('/')[1] ?? '';
   if (['health', 'metrics', 'openapi.json', 'docs'].includes(first) || decoded.startsWith('/docs'))
     return true;
+  // The web pages (HTML, fuzzed by test/e2e/web.e2e-spec.ts) and `/`, which leads to them.
+  if (first === 'web' || (decoded === '/' && ['GET', 'HEAD'].includes(method))) return true;
   const effective = method === 'HEAD' ? 'GET' : method;
   return [...Object.values(RULES), ...Object.values(GPODDER_RULES), ...Object.values(SYNC_DRAFT_RULES)].some(
     (rule) => rule.method === effective && (rule.pattern.test(pathname) || rule.pattern.test(decoded)),
