@@ -1,5 +1,6 @@
 import { loadConfig } from '@castlog/config';
-import { Body, Controller, Get, Module, Post } from '@nestjs/common';
+import { Body, Controller, Get, Module, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { connect } from 'node:net';
 import { capturedLogger } from '../../../test/support/captured-log';
 import { createHttpApp } from './create-http-app';
@@ -28,6 +29,12 @@ class SlowController {
   @Get('down')
   down() {
     throw new Unavailable(1, 'a test outage');
+  }
+
+  /** A header Node cannot write (a CR LF in a value, as a redirect to a user's text could hold). */
+  @Get('unwritable-header')
+  unwritableHeader(@Res() reply: FastifyReply) {
+    void reply.code(303).header('location', '/web\r\nset-cookie: a=b').send();
   }
 
   @Post('echo')
@@ -216,6 +223,32 @@ describe('createHttpApp', () => {
       });
     } finally {
       release();
+      await app.close();
+    }
+  });
+
+  it('answers 500 with the error body when an answer carries a header Node cannot write, and serves on', async () => {
+    const { logger, lines } = capturedLogger();
+    const app = await createHttpApp(SlowModule, loadConfig({}), logger);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const answer = await fetch(`${await app.getUrl()}/unwritable-header`, {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(answer.status).toBe(500);
+      expect(answer.headers.get('location')).toBeNull();
+      expect(answer.headers.get('set-cookie')).toBeNull();
+      expect(await answer.json()).toEqual({ code: '500', message: 'Internal server error' });
+      expect(JSON.stringify(lines)).toMatch(/location/);
+      const next = await fetch(`${await app.getUrl()}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":1}',
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(await next.json()).toEqual({ a: 1 });
+    } finally {
       await app.close();
     }
   });

@@ -7,7 +7,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { IncomingHttpHeaders, IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
 import { limitBodies } from './body-limit';
 import { allowBrowsers } from './cors';
 import { errorBody, Unavailable, ValidationFailed } from './errors';
@@ -74,9 +74,7 @@ export async function createHttpApp(
   readTextBodies(fastify);
   readFormBodies(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
-  fastify.addHook('onSend', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
-  });
+  sendWritableHeaders(fastify);
   const metrics = app.get(RequestMetrics, { strict: false });
   fastify.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(
@@ -185,6 +183,33 @@ function answerWithinDeadline(fastify: FastifyInstance, timeoutMs: number, retry
   fastify.addHook('onRequestAbort', async (request) => {
     clearTimeout(deadlines.get(request));
   });
+}
+
+/** Every answer carries its request id. A header Node cannot write (a CR LF, or a character past
+ * Latin-1, in a value built from input) would fail inside sending, where Fastify's fallback leaves
+ * the request unanswered: such headers are dropped and the answer becomes a 500. */
+function sendWritableHeaders(fastify: FastifyInstance): void {
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    void reply.header('x-request-id', request.id);
+    const unwritable = Object.entries(reply.getHeaders())
+      .filter(([name, value]) => !isWritableHeader(name, value))
+      .map(([name]) => name);
+    if (unwritable.length === 0) return payload;
+    request.log.error({ headers: unwritable }, 'an answer carried headers Node cannot write: 500');
+    for (const name of [...unwritable, 'content-length']) reply.removeHeader(name);
+    void reply.code(500).header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(errorBody(500));
+  });
+}
+
+function isWritableHeader(name: string, value: unknown): boolean {
+  try {
+    validateHeaderName(name);
+    for (const item of [value].flat()) validateHeaderValue(name, String(item));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Methods that change nothing: their deadline answer says nothing of a write. */
