@@ -21,7 +21,7 @@ import { PinoNestLogger } from './nest-logger';
 import { RequestMetrics } from './request-metrics';
 import { InvalidInputStatusByPath, routeOptionsOf } from './route-options';
 import { decodeText, TextEncodingError } from './text';
-import { readFormBodies } from './form-body';
+import { readAsForm, readFormBodies } from './form-body';
 import { UndecodableText } from './text-body';
 
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -73,6 +73,7 @@ export async function createHttpApp(
   readJsonBodies(fastify);
   readTextBodies(fastify);
   readFormBodies(fastify);
+  parseBodiesAsRoutesAsk(fastify);
   fastify.addHook('onRoute', (route) => routerErrorStatus.add(route));
   sendWritableHeaders(fastify);
   const metrics = app.get(RequestMetrics, { strict: false });
@@ -233,11 +234,12 @@ const hasBody = (headers: IncomingHttpHeaders): boolean =>
   (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 /** Routes with the `textBody` option (CastlogRoute) get their body as text (`decodeText`; else an
- * `UndecodableText`, refused after the credentials) whatever the request's Content-Type, including none, a malformed one, or JSON that does not parse: gpodder.net
- * clients label bodies loosely (mygpoclient sends JSON as application/x-www-form-urlencoded,
- * AntennaPod text as `plain/text`, an empty body as JSON). The route's Content-Type is replaced by
- * TEXT_BODY_TYPE before Fastify picks a parser; every other route keeps Fastify's and Nest's parsing
- * (and its refusals) unchanged. The body limit applies as everywhere. */
+ * `UndecodableText`, refused after the credentials) whatever the request's Content-Type, including
+ * none, a malformed one, or JSON that does not parse: gpodder.net clients label bodies loosely
+ * (mygpoclient sends JSON as application/x-www-form-urlencoded, AntennaPod text as `plain/text`, an
+ * empty body as JSON). Their Content-Type becomes TEXT_BODY_TYPE (`parseBodiesAsRoutesAsk`); every
+ * other route keeps Fastify's and Nest's parsing (and its refusals) unchanged. The body limit
+ * applies as everywhere. */
 function readTextBodies(fastify: FastifyInstance): void {
   fastify.addContentTypeParser(TEXT_BODY_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
     try {
@@ -247,10 +249,18 @@ function readTextBodies(fastify: FastifyInstance): void {
       else done(error as Error);
     }
   });
+}
+
+/** A route that asks for its body as text (`textBody`) or as a form (`formBody`) gets it through
+ * that parser whatever its Content-Type says, by the type being replaced before Fastify picks a
+ * parser; every other route keeps Fastify's choice. */
+function parseBodiesAsRoutesAsk(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', async (request) => {
+    const options = routeOptionsOf(request);
+    if (options.formBody === true) readAsForm(request);
     // OPTIONS too: no route reads its body, and a JSON one that does not parse would otherwise fail
     // in the CORS plugin's own route, outside the error body.
-    if (routeOptionsOf(request).textBody === true || request.method === 'OPTIONS')
+    else if (options.textBody === true || request.method === 'OPTIONS')
       request.headers['content-type'] = TEXT_BODY_TYPE;
   });
 }

@@ -1,7 +1,6 @@
 import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationFailed } from './errors';
-import { routeOptionsOf } from './route-options';
 
 /** A file sent in a `multipart/form-data` form. */
 export interface FormFile {
@@ -39,9 +38,10 @@ const MAX_FILES = 1;
 
 type WithOriginalType = FastifyRequest & { [ORIGINAL_TYPE]?: string };
 
-/** Routes with the `formBody` option (CastlogRoute) get their body as a FormBody, parsed by busboy
- * from the bytes the body limit let through; a body that is not a form (or none) is refused as
- * invalid input. Every other route keeps its parsing, so no other face starts reading forms. */
+/** Routes with the `formBody` option (CastlogRoute) get their body as a FormBody (`readAsForm`),
+ * parsed by busboy from the bytes the body limit let through; a body that is not a form (or none)
+ * is refused as invalid input. Every other route keeps its parsing, so no other face starts
+ * reading forms. */
 export function readFormBodies(fastify: FastifyInstance): void {
   fastify.addContentTypeParser(FORM_BODY_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
     const type = (request as WithOriginalType)[ORIGINAL_TYPE] ?? '';
@@ -52,11 +52,12 @@ export function readFormBodies(fastify: FastifyInstance): void {
         done(new ValidationFailed(`the form could not be read: ${(error as Error).message}`), undefined),
     );
   });
-  fastify.addHook('onRequest', async (request) => {
-    if (routeOptionsOf(request).formBody !== true) return;
-    (request as WithOriginalType)[ORIGINAL_TYPE] = request.headers['content-type'] ?? '';
-    request.headers['content-type'] = FORM_BODY_TYPE;
-  });
+}
+
+/** Has a `formBody` route's request read by the form parser, its own Content-Type kept for it. */
+export function readAsForm(request: FastifyRequest): void {
+  (request as WithOriginalType)[ORIGINAL_TYPE] = request.headers['content-type'] ?? '';
+  request.headers['content-type'] = FORM_BODY_TYPE;
 }
 
 /** A form's fields (UTF-8) and files, within the field and file counts above; a field value is
