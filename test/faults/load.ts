@@ -67,6 +67,8 @@ export class Load {
   constructor(
     private readonly users: readonly LoadUser[],
     private readonly targets: () => readonly string[],
+    /** A new feed URL, named after what the feed is for. */
+    private readonly feedOf: (label: string) => string = feed,
   ) {}
 
   start(): void {
@@ -101,7 +103,7 @@ export class Load {
   }
 
   private async write(user: LoadUser, index: number): Promise<void> {
-    const writer = new Writer();
+    const writer = new Writer(this.feedOf);
     for (let round = index; this.running; round += 1) {
       const targets = this.targets();
       const target = targets[round % targets.length]!;
@@ -132,6 +134,8 @@ class Writer {
   private readonly syncSettled = new Map<string, string>();
   private pending: Planned | undefined;
 
+  constructor(private readonly feedOf: (label: string) => string) {}
+
   next(kind: Write['kind']): Planned {
     if (this.pending !== undefined) return this.pending;
     const candidates = [...this.settled].filter((g) => !this.touched.has(g));
@@ -143,11 +147,11 @@ class Writer {
       return { kind, guid: '', feedUrl: subscribedUrl!, sync: { action, feedUrl: subscribedUrl! } };
     }
     if (kind === 'sync-subscribe' || kind === 'sync-unsubscribe') {
-      const feedUrl = feed('drill-sync');
+      const feedUrl = this.feedOf('drill-sync');
       const action = syncAction('subscribe', { feed_url: feedUrl }, new Date());
       return { kind: 'sync-subscribe', guid: '', feedUrl, sync: { action, feedUrl } };
     }
-    return { kind: kind === 'gpodder-add' ? kind : 'add', guid: guid(), feedUrl: feed('drill') };
+    return { kind: kind === 'gpodder-add' ? kind : 'add', guid: guid(), feedUrl: this.feedOf('drill') };
   }
 
   answered(write: Write): void {

@@ -9,10 +9,12 @@ import {
   startLocalKafka,
   withDatabase,
 } from '@castlog/infra';
+import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { startTestServer, TestServer } from '../../libs/feeds/src/testing/test-server';
 import { terminateBackends, uniqueName } from '../support/databases';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
 import { projectionAtEnd } from '../support/projection';
@@ -34,8 +36,9 @@ interface Process {
   killed: boolean;
 }
 
-/** The fault drills of docs/operations.md, on one scaled stack — two API processes and three
- * projector replicas (the built apps) around this file's own PostgreSQL and Kafka broker — under
+/** The fault drills of docs/operations.md, on one scaled stack — two API processes, three
+ * projector replicas and the feed resolver (the built apps) around this file's own PostgreSQL and
+ * Kafka broker, the feeds served by the test on 127.0.0.1 — under
  * concurrent writes from several users through every face (`/v1`, gpodder.net uploads, and sync
  * actions sent again with the same action_id until a 200 answers them), one
  * drill after another. Each drill measures the time from the fault (or from the dependency's
@@ -45,7 +48,8 @@ interface Process {
  * together must leave: every acknowledged write in the log once and in the read model as answered,
  * every other write at most once, no answer other than 200, 503 (or a cut connection to the API
  * that was killed), every acknowledged sync action applied once as answered and answering its first
- * status when sent again, and `castlog replay --verify` equal. */
+ * status when sent again, `castlog replay --verify` equal, and every subscribed feed fetched and
+ * named by the resolver that lived through every drill. */
 describe('fault drills: a scaled castlog under concurrent writes', () => {
   let dir: string;
   let postgres: RunningPostgres;
@@ -56,6 +60,8 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
   let env: NodeJS.ProcessEnv;
   const apis: Process[] = [];
   const projectors: Process[] = [];
+  let resolver: Process;
+  let feeds: TestServer;
   let load: Load;
   const startedDuringOutages: RunningChild[] = [];
   let lateApi: Awaited<ReturnType<typeof startDuringOutage>> | undefined;
@@ -63,12 +69,16 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
   const recoverySeconds: Record<string, number> = {};
 
   const alive = (processes: Process[]) => processes.filter((p) => !p.killed);
-  const everyProcess = () => [...apis, ...projectors];
+  const everyProcess = () => [...apis, ...projectors, ...(resolver ? [resolver] : [])];
 
   const ANNOUNCED = /(?:listening on|metrics on) (http:\/\/[^\s"(]+)/;
 
-  async function start(app: 'api' | 'projector', index: number): Promise<Process> {
-    const run = startChild(app, env);
+  async function start(
+    app: 'api' | 'projector' | 'resolver',
+    index: number,
+    extraEnv: NodeJS.ProcessEnv = {},
+  ): Promise<Process> {
+    const run = startChild(app, { ...env, ...extraEnv });
     const [, url] = await run.waitForOutput(ANNOUNCED, 90_000);
     return { name: `${app} ${index}`, run, url: url!, killed: false };
   }
@@ -120,6 +130,11 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     dir = await mkdtemp(join(tmpdir(), 'castlog-drills-'));
     await chmod(dir, 0o755);
     kafkaPort = await freePort();
+    feeds = await startTestServer((request, response) => {
+      response
+        .writeHead(200, { 'content-type': 'application/rss+xml' })
+        .end(`<rss version="2.0"><channel><title>Drill ${request.url}</title></channel></rss>`);
+    });
     [postgres, kafka] = await Promise.all([
       startEmbeddedPostgres({ dataDir: join(dir, 'postgres') }),
       startLocalKafka({ dir: join(dir, 'kafka'), port: kafkaPort }),
@@ -144,6 +159,11 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     // One at a time: the first creates the topic and runs the migrations.
     for (let i = 1; i <= 3; i += 1) projectors.push(await start('projector', i));
     for (let i = 1; i <= 2; i += 1) apis.push(await start('api', i));
+    resolver = await start('resolver', 1, {
+      FEEDS: 'on',
+      FEEDS_GROUP: uniqueName('drills-feeds'),
+      FEEDS_ALLOWED_RANGES: '127.0.0.1/32',
+    });
 
     const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl }).initialize();
     try {
@@ -154,7 +174,11 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
         const user = await store.addUser(name, `password-${i}-of-the-drills`);
         users.push({ id: user.id, name, token: (await store.issueToken(name, 'cli', 3_600_000)).token });
       }
-      load = new Load(users, () => alive(apis).map((api) => api.url));
+      load = new Load(
+        users,
+        () => alive(apis).map((api) => api.url),
+        (label) => feeds.url(`/${label}/${randomUUID()}.xml`),
+      );
     } finally {
       await dataSource.destroy();
     }
@@ -165,7 +189,7 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     await load?.stop();
     for (const run of [...everyProcess().map((p) => p.run), ...startedDuringOutages])
       if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-    await Promise.all([kafka?.stop(), postgres?.stop()]);
+    await Promise.all([kafka?.stop(), postgres?.stop(), feeds?.close()]);
     await rm(dir, { recursive: true, force: true });
     console.log(`[drills] time to recover, s: ${JSON.stringify(recoverySeconds)}`);
   }, 120_000);
@@ -406,4 +430,44 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
         `${writes.filter((w) => w.status === 'cut').length} cut off; replay --verify: ${replay.stdout.trim()}`,
     );
   }, 240_000);
+
+  it('leaves every subscribed feed fetched and named by the resolver that lived through every drill', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl }).initialize();
+    try {
+      const subscribed: { feed_url: string }[] = await dataSource.query(
+        `SELECT DISTINCT feed_url FROM ${SCHEMA}.subscriptions WHERE user_id = ANY($1) AND is_subscribed`,
+        [[...new Set(load.writes.map((w) => w.user.id))]],
+      );
+      expect(subscribed.length).toBeGreaterThan(50);
+      const urls = subscribed.map((row) => row.feed_url);
+      expect(urls.filter((url) => !url.startsWith(`${feeds.origin}/`))).toEqual([]);
+      let unnamed: { url: string; title: string | null; outcome: string | null }[] = [];
+      await resolver.run.explaining(
+        poll(
+          'the resolver to have fetched and named every subscribed feed',
+          async () => {
+            const rows: { url: string; title: string | null; outcome: string | null }[] =
+              await dataSource.query(
+                'SELECT url, title, outcome FROM castlog_feeds.feeds WHERE url = ANY($1)',
+                [urls],
+              );
+            const named = new Map(rows.map((row) => [row.url, row]));
+            unnamed = urls
+              .map((url) => named.get(url) ?? { url, title: null, outcome: null })
+              .filter(
+                (row) => row.outcome !== 'fetched' || row.title !== `Drill ${new URL(row.url).pathname}`,
+              );
+            return unnamed.length === 0;
+          },
+          { timeoutMs: 120_000 },
+        ).catch((error: unknown) => {
+          throw new Error(`${String(error)}; not named: ${JSON.stringify(unnamed.slice(0, 5))}`);
+        }),
+      );
+      expect(resolver.run.child.exitCode).toBeNull();
+      console.log(`[drills] the resolver fetched and named all ${urls.length} subscribed feeds`);
+    } finally {
+      await dataSource.destroy();
+    }
+  }, 180_000);
 });
