@@ -26,8 +26,10 @@ export interface SyncWrite {
 export interface Write {
   readonly user: LoadUser;
   /** `gpodder-add`: the feed added through the gpodder.net face's upload (no guid of the client's);
-   * `sync-subscribe` and `sync-unsubscribe`: one action through the sync face's POST. */
-  readonly kind: 'add' | 'unsubscribe' | 'gpodder-add' | 'sync-subscribe' | 'sync-unsubscribe';
+   * `sync-subscribe` and `sync-unsubscribe`: one action through the sync face's POST;
+   * `gpodder-settings`: one account setting, `drill-<guid>`, set to the request id. */
+  readonly kind:
+    'add' | 'unsubscribe' | 'gpodder-add' | 'sync-subscribe' | 'sync-unsubscribe' | 'gpodder-settings';
   readonly requestId: string;
   readonly guid: string;
   readonly feedUrl: string;
@@ -41,8 +43,8 @@ export interface Write {
 
 const REQUEST_TIMEOUT_MS = 20_000;
 
-/** What each writer sends, round by round: `/v1` adds and unsubscribes, gpodder.net uploads, and
- * sync face subscribes and unsubscribes. */
+/** What each writer sends, round by round: `/v1` adds and unsubscribes, gpodder.net uploads and
+ * settings, and sync face subscribes and unsubscribes. */
 const ROUNDS: readonly Write['kind'][] = [
   'add',
   'gpodder-add',
@@ -50,11 +52,17 @@ const ROUNDS: readonly Write['kind'][] = [
   'unsubscribe',
   'gpodder-add',
   'sync-unsubscribe',
+  'gpodder-settings',
 ];
+
+/** A writer's account settings stay under gpodder.net's per-scope bound of 100 keys: past this many
+ * it adds feeds instead. */
+const MAX_SETTINGS_WRITES = 80;
 
 /** Concurrent writers, one per user, each sending one request at a time to the API processes that
  * `targets` names (round robin): new subscriptions through `/v1` (each with its own feed URL and
- * guid) and the gpodder.net face's upload, sync face subscribes of new feeds, and sometimes an
+ * guid) and the gpodder.net face's upload, sync face subscribes of new feeds, gpodder.net account
+ * settings, and sometimes an
  * unsubscribe (`/v1` PATCH, or a sync unsubscribe) of one of its own acknowledged subscriptions
  * that no unanswered request has touched. A sync action that gets no 200 is sent again, the same
  * action with the same action_id, until one answers it, as a client of the draft retries.
@@ -133,6 +141,7 @@ class Writer {
   /** Acknowledged sync subscriptions no unsubscribe has been sent for: sync_id → feed URL. */
   private readonly syncSettled = new Map<string, string>();
   private pending: Planned | undefined;
+  private settingsWrites = 0;
 
   constructor(private readonly feedOf: (label: string) => string) {}
 
@@ -145,6 +154,10 @@ class Writer {
       this.syncSettled.delete(syncId);
       const action = syncAction('unsubscribe', { sync_id: syncId }, new Date());
       return { kind, guid: '', feedUrl: subscribedUrl!, sync: { action, feedUrl: subscribedUrl! } };
+    }
+    if (kind === 'gpodder-settings' && this.settingsWrites < MAX_SETTINGS_WRITES) {
+      this.settingsWrites += 1;
+      return { kind, guid: guid(), feedUrl: '' };
     }
     if (kind === 'sync-subscribe' || kind === 'sync-unsubscribe') {
       const feedUrl = this.feedOf('drill-sync');
@@ -196,6 +209,12 @@ async function send(
           { requests: [write.sync!.action] },
           { ...headers, 'client-id': clientId },
         );
+      case 'gpodder-settings':
+        return api.post(
+          `/api/2/settings/${encodeURIComponent(userName)}/account.json`,
+          { set: { [settingKey(write.guid)]: requestId } },
+          headers,
+        );
       case 'add':
         return api.post(
           '/v1/subscriptions',
@@ -221,3 +240,6 @@ async function send(
     return { status: 'cut' };
   }
 }
+
+/** The account setting a `gpodder-settings` write sets (to its request id). */
+export const settingKey = (writeGuid: string): string => `drill-${writeGuid}`;

@@ -19,7 +19,7 @@ import { terminateBackends, uniqueName } from '../support/databases';
 import { childEnv, RunningChild, runCli, startChild } from '../support/processes';
 import { projectionAtEnd } from '../support/projection';
 import { poll } from '../support/until';
-import { Load, LoadUser, Write } from './load';
+import { Load, LoadUser, settingKey, Write } from './load';
 import { resendAcknowledged, syncActionsOf, syncEntitiesOf, wrongSyncActions } from './sync-verdict';
 
 const USERS = 6;
@@ -323,6 +323,7 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     expect(acknowledged.length).toBeGreaterThan(100);
     expect(acknowledged.filter((w) => w.kind === 'gpodder-add').length).toBeGreaterThan(20);
     expect(writes.filter((w) => w.kind === 'gpodder-add' && w.status === 503).length).toBeGreaterThan(0);
+    expect(acknowledged.filter((w) => w.kind === 'gpodder-settings').length).toBeGreaterThan(20);
     expect(writes.some((w) => w.status === 503)).toBe(true);
 
     const log = await KafkaEventLog.open({
@@ -352,6 +353,11 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
           [[...new Set(writes.map((w) => w.user.id))]],
         );
       const subscription = new Map(rows.map((row) => [`${row.user_id} ${row.id}`, row]));
+      const settingsRows: { user_id: string; settings: Record<string, unknown> }[] = await dataSource.query(
+        `SELECT user_id, settings FROM ${SCHEMA}.gpodder_settings WHERE scope = 'account' AND user_id = ANY($1)`,
+        [[...new Set(writes.map((w) => w.user.id))]],
+      );
+      const accountSettings = new Map(settingsRows.map((row) => [row.user_id, row.settings]));
       const byFeed = new Map(rows.map((row) => [`${row.user_id} ${row.feed_url}`, row]));
       const touchedAfter = new Set(
         writes.filter((w) => w.kind === 'unsubscribe').map((w) => `${w.user.id} ${w.guid}`),
@@ -363,6 +369,13 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
         if (w.sync !== undefined) {
           const logged = inLog.get(w.requestId) ?? 0;
           return { inLog: w.status === 200 ? logged === 1 : logged <= 1, asAnswered: true };
+        }
+        if (w.kind === 'gpodder-settings') {
+          const logged = inLog.get(w.requestId) ?? 0;
+          const value = accountSettings.get(w.user.id)?.[settingKey(w.guid)];
+          return w.status === 200
+            ? { inLog: logged === 1, asAnswered: value === w.requestId }
+            : { inLog: logged <= 1, asAnswered: (value === w.requestId) === (logged === 1) };
         }
         const row =
           w.kind === 'gpodder-add'
@@ -424,6 +437,7 @@ describe('fault drills: a scaled castlog under concurrent writes', () => {
     console.log(
       `[drills] ${writes.length} writes: ${acknowledged.length} acknowledged ` +
         `(${acknowledged.filter((w) => w.kind === 'gpodder-add').length} gpodder.net uploads, ` +
+        `${acknowledged.filter((w) => w.kind === 'gpodder-settings').length} gpodder.net settings, ` +
         `${acknowledged.filter((w) => w.sync !== undefined).length} sync actions, ` +
         `${syncActions.filter((a) => a.acknowledged !== undefined && a.attempts.length > 1).length} of them after a retry), ` +
         `${writes.filter((w) => w.status === 503).length} answered 503, ` +
