@@ -1,7 +1,12 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { FastifyInstance } from 'fastify';
 import { get } from 'node:http';
-import { clearSessionCookie, readSessionCookie, setSessionCookie } from './session-cookie';
+import {
+  clearSessionCookie,
+  readSessionCookie,
+  setBrowserSessionCookie,
+  setSessionCookie,
+} from './session-cookie';
 
 /** A Fastify instance with @fastify/cookie registered, as the API's: `GET /read` answers the session
  * cookie it reads, `GET /set` and `GET /clear` set or clear it. */
@@ -11,6 +16,10 @@ async function server(now: Date, expiresAt: Date): Promise<FastifyInstance> {
   app.get('/read', async (request) => ({ value: readSessionCookie(request) ?? null }));
   app.get<{ Querystring: { secure?: string } }>('/set', async (request, reply) => {
     setSessionCookie(reply, 'cl_token', expiresAt, now, request.query.secure === '1');
+    return {};
+  });
+  app.get<{ Querystring: { secure?: string } }>('/set-for-browser-session', async (request, reply) => {
+    setBrowserSessionCookie(reply, 'castlog_form', 'tok', request.query.secure === '1');
     return {};
   });
   app.get('/clear', async (_request, reply) => {
@@ -74,6 +83,17 @@ describe('setSessionCookie', () => {
   it('is Secure over HTTPS', async () => {
     expect((await app.inject({ url: '/set?secure=1' })).headers['set-cookie']).toMatch(
       /; HttpOnly; Secure; SameSite=Lax$/,
+    );
+  });
+});
+
+describe('setBrowserSessionCookie', () => {
+  it('has the same attributes and no expiry, Secure when asked', async () => {
+    expect((await app.inject({ url: '/set-for-browser-session' })).headers['set-cookie']).toBe(
+      'castlog_form=tok; Path=/; HttpOnly; SameSite=Lax',
+    );
+    expect((await app.inject({ url: '/set-for-browser-session?secure=1' })).headers['set-cookie']).toBe(
+      'castlog_form=tok; Path=/; HttpOnly; Secure; SameSite=Lax',
     );
   });
 });

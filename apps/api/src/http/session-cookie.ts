@@ -46,6 +46,17 @@ export function setSessionCookie(
   reply.setCookie(name, token, { ...ATTRIBUTES, maxAge, expires: expiresAt, secure });
 }
 
+/** Sets a cookie with the session cookie's attributes that lasts as long as the browser session
+ * (no expiry): the sign-in form's double-submit token. */
+export function setBrowserSessionCookie(
+  reply: ReplyWithCookies,
+  name: string,
+  value: string,
+  secure: boolean,
+): void {
+  reply.setCookie(name, value, { ...ATTRIBUTES, secure });
+}
+
 /** Makes the client drop the session cookie: an empty value that has already expired. */
 export function clearSessionCookie(
   reply: ReplyWithCookies,

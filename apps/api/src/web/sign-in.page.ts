@@ -9,6 +9,7 @@ import {
   clearSessionCookie,
   readSessionCookie,
   ReplyWithCookies,
+  setBrowserSessionCookie,
   setSessionCookie,
 } from '../http/session-cookie';
 import { pageHeaders, Pages, seeOther, STYLESHEET } from './pages';
@@ -108,12 +109,7 @@ export class SignInPage {
     let csrf = request.cookies?.[SIGN_IN_CSRF_COOKIE];
     if (!csrf) {
       csrf = newSignInCsrf();
-      pageHeaders(reply).setCookie(SIGN_IN_CSRF_COOKIE, csrf, {
-        path: '/',
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: secureCookies(this.config),
-      });
+      setBrowserSessionCookie(pageHeaders(reply), SIGN_IN_CSRF_COOKIE, csrf, secureCookies(this.config));
     }
     const error = status === 401 ? 'Wrong user name or password.' : undefined;
     return this.pages.send(
