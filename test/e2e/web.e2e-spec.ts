@@ -158,6 +158,33 @@ describe('the web pages over HTTP', () => {
     expect(missing.status).toBe(404);
   });
 
+  it('creates one app password per form: the same form sent again (a reload) creates nothing', async () => {
+    const user = await app.freshUser();
+    const web = new WebClient(app.url);
+    await web.signIn(user);
+    const page = await web.send('GET', '/web/app-passwords');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const form = /name="form" value="([0-9a-f-]{36})"/.exec(page.text)![1]!;
+    const first = await web.send('POST', '/web/app-passwords', { csrf, form, name: 'AntennaPod' });
+    expect(first.status).toBe(200);
+    const secret = /clapp_[A-Za-z0-9_-]{43}/.exec(first.text)?.[0];
+    expect(secret).toBeDefined();
+    // The page that shows it carries a new form.
+    expect(/name="form" value="([0-9a-f-]{36})"/.exec(first.text)![1]).not.toBe(form);
+
+    const again = await web.send('POST', '/web/app-passwords', { csrf, form, name: 'AntennaPod' });
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('This form was sent before: it created the password of AntennaPod');
+    expect(again.text).not.toMatch(/clapp_/);
+    expect(again.text.match(/aria-label="Revoke the password of AntennaPod"/g)).toHaveLength(1);
+    const basic = `Basic ${Buffer.from(`${user.name}:${secret}`).toString('base64')}`;
+    const listed = await fetch(new URL('/v1/subscriptions', app.url), { headers: { authorization: basic } });
+    expect(listed.status).toBe(200);
+
+    const refused = await web.send('POST', '/web/app-passwords', { csrf, form: 'not-a-form', name: 'x' });
+    expect(refused.status).toBe(400);
+  });
+
   it('keeps forms to the pages: the APIs still refuse a form body', async () => {
     const answer = await fetch(new URL('/v1/subscriptions', app.url), {
       method: 'POST',

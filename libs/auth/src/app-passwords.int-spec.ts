@@ -3,7 +3,12 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { openAuthTestDatabase } from '../../../test/support/databases';
 import { MAX_APP_PASSWORDS_PER_USER } from './app-password';
-import { AuthStore, InvalidCredentialError, UserNotFoundError } from './auth.store';
+import {
+  AppPasswordAlreadyCreatedError,
+  AuthStore,
+  InvalidCredentialError,
+  UserNotFoundError,
+} from './auth.store';
 
 const T0 = new Date('2024-11-23T10:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -45,6 +50,27 @@ describe('app passwords', () => {
     expect(row.secret_hash).toBe(createHmac('sha256', key).update(created.password).digest('hex'));
     expect(JSON.stringify(row)).not.toContain(created.password.slice('clapp_'.length));
     expect((await store.createAppPassword(user.id, 'other')).password).not.toBe(created.password);
+  });
+
+  it('are created once per form: the same form sent again creates nothing and names what it created', async () => {
+    const user = await freshUser();
+    const other = await freshUser();
+    const form = randomUUID();
+    const created = await store.createAppPassword(user.id, 'AntennaPod', form);
+    await expect(store.createAppPassword(user.id, 'AntennaPod', form)).rejects.toEqual(
+      new AppPasswordAlreadyCreatedError('AntennaPod'),
+    );
+    await expect(store.createAppPassword(user.id, 'Kasts', form)).rejects.toBeInstanceOf(
+      AppPasswordAlreadyCreatedError,
+    );
+    expect((await store.listAppPasswords(user.id)).map((entry) => entry.id)).toEqual([created.id]);
+    // Another form, or another user's form with the same id, creates as usual.
+    await store.createAppPassword(user.id, 'AntennaPod', randomUUID());
+    await store.createAppPassword(other.id, 'AntennaPod', form);
+    expect(await store.listAppPasswords(user.id)).toHaveLength(2);
+    await expect(store.createAppPassword(user.id, 'x', 'not-a-uuid')).rejects.toBeInstanceOf(
+      InvalidCredentialError,
+    );
   });
 
   it('authenticate their user by name, without scrypt, and nobody else', async () => {

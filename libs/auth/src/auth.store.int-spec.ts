@@ -480,7 +480,7 @@ describe('migration AuthTables1732400000000', () => {
     ).rejects.toThrow(/tokens_kind_check/);
   });
 
-  it('lets WebAccounts1732400000015 be reverted and run again', async () => {
+  it('lets AppPasswordForms1732400000017 and WebAccounts1732400000015 be reverted and run again', async () => {
     const other = new DataSource({
       type: 'postgres',
       url: await createTestDatabase('castlog_auth_web_down'),
@@ -491,8 +491,15 @@ describe('migration AuthTables1732400000000', () => {
     try {
       const otherStore = new AuthStore(other);
       const user = await otherStore.addUser('someone', 'pw', { admin: true });
-      await otherStore.createAppPassword(user.id, 'x');
+      await otherStore.createAppPassword(user.id, 'x', '6f9619ff-8b86-4011-b42d-00cf4fc964ff');
       await otherStore.issueSession(user.id, HOUR, T0, 'web');
+      await other.undoLastMigration();
+      expect(
+        await other.query(
+          `SELECT column_name FROM information_schema.columns
+            WHERE table_schema = 'castlog_auth' AND table_name = 'app_passwords' AND column_name = 'form_id'`,
+        ),
+      ).toEqual([]);
       await other.undoLastMigration();
       const [row] = await other.query(
         `SELECT to_regclass('castlog_auth.app_passwords') AS app_passwords, to_regclass('castlog_auth.hash_keys') AS keys`,

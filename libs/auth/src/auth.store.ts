@@ -37,6 +37,15 @@ export class InvalidCredentialError extends Error {
   }
 }
 
+/** The form asking for an app password was sent before and created `name` then (its secret was
+ * shown that once). */
+export class AppPasswordAlreadyCreatedError extends Error {
+  constructor(readonly appName: string) {
+    super(`this form already created the app password of ${appName}`);
+    this.name = 'AppPasswordAlreadyCreatedError';
+  }
+}
+
 export interface User {
   readonly id: string;
   readonly name: string;
@@ -610,28 +619,38 @@ export class AuthStore {
    * password in HTTP Basic, instead of the user's own, wherever Basic is accepted. The name is
    * trimmed; InvalidCredentialError for a name of more than 100 characters, none or control
    * characters, and when the user has MAX_APP_PASSWORDS_PER_USER live ones already;
-   * UserNotFoundError when there is no such user. */
-  async createAppPassword(userId: string, name: string): Promise<CreatedAppPassword> {
+   * UserNotFoundError when there is no such user. With `formId` (a UUID, one per showing of the form
+   * that asks), AppPasswordAlreadyCreatedError when that form already created one: a form sent again
+   * creates nothing. */
+  async createAppPassword(userId: string, name: string, formId?: string): Promise<CreatedAppPassword> {
     const trimmed = checkAppPasswordName(name);
     if (!isUuid(userId)) throw new UserNotFoundError(userId);
+    if (formId !== undefined && !isUuid(formId)) throw new InvalidCredentialError('the form is not valid');
     const password = generateAppPassword();
     const secretHash = hashAppPassword(password, await this.loadAppPasswordKey());
     const row = await this.transaction(async (run) => {
-      // The user's row lock orders concurrent creations, so that the count below sees them all.
+      // The user's row lock orders concurrent creations, so that the checks below see them all.
       const [user] = await run(`SELECT id FROM castlog_auth.users WHERE id = $1 FOR NO KEY UPDATE`, [userId]);
       if (!user) throw new UserNotFoundError(userId);
+      if (formId !== undefined) {
+        const [earlier] = await run<{ name: string }>(
+          `SELECT name FROM castlog_auth.app_passwords WHERE user_id = $1 AND form_id = $2`,
+          [userId, formId],
+        );
+        if (earlier) throw new AppPasswordAlreadyCreatedError(earlier.name);
+      }
       const [created] = await run<{ id: string; name: string; created_at: Date }>(
         `WITH swept AS (
            DELETE FROM castlog_auth.app_passwords WHERE id IN (
              SELECT id FROM castlog_auth.app_passwords WHERE user_id = $1 AND revoked_at IS NOT NULL
               ORDER BY revoked_at DESC, id OFFSET ${REVOKED_APP_PASSWORDS_KEPT})
          )
-         INSERT INTO castlog_auth.app_passwords (user_id, name, secret_hash)
-         SELECT $1, $2, $3
+         INSERT INTO castlog_auth.app_passwords (user_id, name, secret_hash, form_id)
+         SELECT $1, $2, $3, $4
           WHERE (SELECT count(*) FROM castlog_auth.app_passwords WHERE user_id = $1 AND revoked_at IS NULL)
                 < ${MAX_APP_PASSWORDS_PER_USER}
          RETURNING id, name, created_at`,
-        [userId, trimmed, secretHash],
+        [userId, trimmed, secretHash, formId ?? null],
       );
       return created;
     });

@@ -5,6 +5,7 @@ import { SessionTokens1732400000007 } from './migrations/1732400000007-session-t
 import { SessionUse1732400000009 } from './migrations/1732400000009-session-use';
 import { UserChangeNotices1732400000010 } from './migrations/1732400000010-user-change-notices';
 import { WebAccounts1732400000015 } from './migrations/1732400000015-web-accounts';
+import { AppPasswordForms1732400000017 } from './migrations/1732400000017-app-password-forms';
 
 export * from './app-password';
 export * from './auth.store';
@@ -21,6 +22,7 @@ export {
   SessionUse1732400000009,
   UserChangeNotices1732400000010,
   WebAccounts1732400000015,
+  AppPasswordForms1732400000017,
 };
 
 /** Channel on which PostgreSQL announces a revoked or deleted token (payload: its hash) and a user
@@ -44,4 +46,5 @@ export const authMigrations = [
   SessionUse1732400000009,
   UserChangeNotices1732400000010,
   WebAccounts1732400000015,
+  AppPasswordForms1732400000017,
 ];

@@ -22,6 +22,7 @@ describe('openDatabaseAt', () => {
     const url = await createTestDatabase('runtime_database');
     const [first] = await Promise.all([open(url, 'castlog'), open(url, 'castlog'), open(url, 'castlog')]);
     expect(await recorded(first!)).toEqual([
+      'AppPasswordForms1732400000017',
       'AuthTables1732400000000',
       'EventLogTable1732400000001',
       'FeedCatalog1732400000012',
@@ -62,7 +63,7 @@ describe('openDatabaseAt', () => {
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000013');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000014');
     expect(await recorded(v2)).toContain('ReadModel_castlog_v2_1732400000016');
-    expect((await recorded(v2)).length).toBe(24);
+    expect((await recorded(v2)).length).toBe(25);
     const [table] = await v2.dataSource.query(
       `SELECT to_regclass('castlog_v2.subscriptions') IS NOT NULL AS found`,
     );

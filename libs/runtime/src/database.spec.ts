@@ -24,6 +24,7 @@ describe('migrationsFor', () => {
       'UserChangeNotices1732400000010',
       'FeedCatalog1732400000012',
       'WebAccounts1732400000015',
+      'AppPasswordForms1732400000017',
     ]);
     expect(MIGRATIONS_TABLE).toBe('castlog_migrations');
   });

@@ -1,4 +1,5 @@
 import {
+  AppPasswordForms1732400000017,
   AuthTables1732400000000,
   RateLimitBuckets1732400000005,
   SessionTokens1732400000007,
@@ -36,6 +37,7 @@ export function migrationsFor(schema: string): (new () => MigrationInterface)[] 
     UserChangeNotices1732400000010,
     FeedCatalog1732400000012,
     WebAccounts1732400000015,
+    AppPasswordForms1732400000017,
   ];
 }
 

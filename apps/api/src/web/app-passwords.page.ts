@@ -1,8 +1,9 @@
-import { AuthStore, InvalidCredentialError, isUuid } from '@castlog/auth';
+import { AppPasswordAlreadyCreatedError, AuthStore, InvalidCredentialError, isUuid } from '@castlog/auth';
 import { CastlogRoute, FormBody, NotFound } from '@castlog/http';
 import { Body, Controller, Get, Inject, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import { shownTime } from './listing';
 import { Pages, seeOther } from './pages';
 import { FORM } from './sign-in.page';
@@ -12,7 +13,8 @@ import { SignedIn, Visitor, type WebVisitor } from './web-session';
 const PATH = '/web/app-passwords';
 
 /** App passwords: one per app, the Basic password on the gpodder.net face and `/v1`, shown once
- * when created, revoked here. */
+ * when created, revoked here. Each showing of the form carries an id of its own, so the same form
+ * sent again (a reload of the page that shows the new password) creates nothing. */
 @ApiExcludeController()
 @UseFilters(WebErrorFilter)
 @SignedIn()
@@ -36,9 +38,16 @@ export class AppPasswordsPage {
   @CastlogRoute(FORM)
   async create(@Visitor() visitor: WebVisitor, @Res() reply: FastifyReply, @Body() form: FormBody) {
     try {
-      const created = await this.store.createAppPassword(visitor.userId, form.text('name'));
+      const formId = form.text('form') || undefined;
+      const created = await this.store.createAppPassword(visitor.userId, form.text('name'), formId);
       return this.render(reply, visitor, { created });
     } catch (error) {
+      if (error instanceof AppPasswordAlreadyCreatedError)
+        return this.render(reply, visitor, {
+          notice:
+            `This form was sent before: it created the password of ${error.appName}, shown that once. ` +
+            'If it was not copied, revoke it and create another.',
+        });
       if (!(error instanceof InvalidCredentialError)) throw error;
       return this.render(reply, visitor, { error: error.message, name: form.text('name') }, 400);
     }
@@ -71,6 +80,7 @@ export class AppPasswordsPage {
       {
         created: view.created ?? null,
         name: view.name ?? '',
+        formId: randomUUID(),
         userName: visitor.userName,
         passwords: passwords.map((entry) => ({
           id: entry.id,
