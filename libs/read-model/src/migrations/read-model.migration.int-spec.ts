@@ -1,5 +1,5 @@
 import { syncIdOf } from '@castlog/domain';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationInterface } from 'typeorm';
 import { createTestDatabase } from '../../../../test/support/databases';
 import { readModelMigrations } from './read-model.migration';
 
@@ -11,19 +11,22 @@ const [A1, A2, B1] = [
   'b1000000-0000-4000-8000-000000000000',
 ];
 
+/** Runs one migration's `up` or `down` on a query runner of its own. */
+async function runMigration(dataSource: DataSource, step: 'up' | 'down', migration: MigrationInterface) {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await migration[step](runner);
+  } finally {
+    await runner.release();
+  }
+}
+
 /** A read model written before a subscription's first guid and creation feed_url moved to its row:
  * after the migration the views answer the rows the tables held, and the migration goes back. */
 describe('read-model migration: one row per new subscription, on a read model written before it', () => {
   let dataSource: DataSource;
   const [tables, gpodder, oneRow] = readModelMigrations(S).map((Migration) => new Migration());
-  const run = async (step: 'up' | 'down', migration: typeof tables) => {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await migration![step](runner);
-    } finally {
-      await runner.release();
-    }
-  };
+  const run = (step: 'up' | 'down', migration: typeof tables) => runMigration(dataSource, step, migration!);
   const guids = () =>
     dataSource.query(
       `SELECT guid, subscription_id, since::int, position FROM ${S}.subscription_guids
@@ -90,14 +93,8 @@ describe('read-model migration: the sync face, on a read model written before it
   let dataSource: DataSource;
   const migrations = readModelMigrations(S2).map((Migration) => new Migration());
   const syncFace = migrations[3]!;
-  const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await migration[step](runner);
-    } finally {
-      await runner.release();
-    }
-  };
+  const run = (step: 'up' | 'down', migration: MigrationInterface) =>
+    runMigration(dataSource, step, migration);
   /** Non-ASCII user ids: the SQL hashes their UTF-8 bytes, as `syncIdOf` does. */
   const [U1, U2, U3, NOBODY] = ['usér-ü 用户 🎙', "o'brien", 'user-busy', 'user-nobody'];
   const [A, B, C, D, E] = ['a', 'b', 'c', 'd', 'e'].map((x) => `${x.repeat(8)}-0000-4000-8000-000000000000`);
@@ -268,14 +265,8 @@ describe('read-model migration: the flattr episode action', () => {
   let dataSource: DataSource;
   const migrations = readModelMigrations(S3).map((Migration) => new Migration());
   const flattr = migrations[5]!;
-  const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await migration[step](runner);
-    } finally {
-      await runner.release();
-    }
-  };
+  const run = (step: 'up' | 'down', migration: MigrationInterface) =>
+    runMigration(dataSource, step, migration);
   const insert = (sequence: number, action: string) =>
     dataSource.query(
       `INSERT INTO ${S3}.episode_actions (user_id, sequence, ordinal, received_at, podcast, episode, action, "timestamp")
@@ -311,14 +302,8 @@ describe("read-model migration: a device's last use", () => {
   let dataSource: DataSource;
   const migrations = readModelMigrations(S4).map((Migration) => new Migration());
   const lastUse = migrations[6]!;
-  const run = async (step: 'up' | 'down', migration: (typeof migrations)[number]) => {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await migration[step](runner);
-    } finally {
-      await runner.release();
-    }
-  };
+  const run = (step: 'up' | 'down', migration: MigrationInterface) =>
+    runMigration(dataSource, step, migration);
   const hasColumn = async () =>
     (
       await dataSource.query(
